@@ -1,0 +1,3 @@
+from rslab.cli import main
+
+raise SystemExit(main())

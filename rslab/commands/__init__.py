@@ -1,0 +1,3 @@
+"""Subcommands of ``python -m rslab``; importing this package registers them."""
+
+from rslab.commands import bench  # noqa: F401

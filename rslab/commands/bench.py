@@ -1,0 +1,83 @@
+"""``python -m rslab bench``: run the benchmarks and print their figures.
+
+Each benchmark is a function ``fn(args) -> dict`` registered with
+``@benchmark(name)``; their dicts are merged into one object, so the kernel
+benchmark can own the ``scenarios`` and ``loops`` keys of DESIGN §6.
+"""
+
+import json
+
+from rslab.cli import command
+
+BENCHMARKS = {}
+
+
+def benchmark(name):
+    """Register ``fn(args) -> dict`` as a named benchmark."""
+
+    def wrap(fn):
+        BENCHMARKS[name] = fn
+        return fn
+
+    return wrap
+
+
+def _positive_int(text):
+    value = int(text)
+    if value <= 0:
+        raise ValueError(f"must be positive, got {value}")
+    return value
+
+
+@command("bench", "Run the benchmarks and print their figures.")
+def configure(p):
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--only", action="append", default=[], metavar="NAME",
+                   help="run only this benchmark (repeatable)")
+    p.add_argument("--vocab", type=_positive_int, default=154880,
+                   help="vocabulary size for the kernel benchmarks (default 154880)")
+    p.add_argument("--path", choices=("fast", "exact"), default="fast",
+                   help="sampler path for the kernel benchmarks")
+    return run
+
+
+def _print_table(results, indent=""):
+    for key, value in results.items():
+        if isinstance(value, dict):
+            print(f"{indent}{key}:")
+            _print_table(value, indent + "  ")
+        elif isinstance(value, list) and value and isinstance(value[0], dict):
+            print(f"{indent}{key}:")
+            for row in value:
+                print(f"{indent}  - " + ", ".join(f"{k}={v}" for k, v in row.items()))
+        else:
+            print(f"{indent}{key}: {value}")
+
+
+def run(args):
+    _load_benchmarks()
+    unknown = [n for n in args.only if n not in BENCHMARKS]
+    if unknown:
+        raise ValueError(f"--only: unknown benchmark(s) {unknown}; known: {sorted(BENCHMARKS)}")
+    names = args.only or list(BENCHMARKS)
+    results = {}
+    for name in names:
+        results.update(BENCHMARKS[name](args))
+    if args.json:
+        print(json.dumps(results, indent=2))
+    elif not results:
+        print("no benchmarks registered yet")
+    else:
+        _print_table(results)
+    return 0
+
+
+def _load_benchmarks():
+    """Import the modules that register benchmarks (kept lazy: they are heavy)."""
+    import importlib
+
+    for module in BENCHMARK_MODULES:
+        importlib.import_module(module)
+
+
+BENCHMARK_MODULES: list[str] = []

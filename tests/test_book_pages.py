@@ -1,0 +1,26 @@
+"""Every page listed in _toc.yml executes without error (at RSLAB_SCALE=quick)."""
+
+import os
+
+import pytest
+from pagerun import ROOT, execute_page, toc_pages
+
+PAGES = toc_pages()
+
+
+def test_toc_lists_only_existing_pages():
+    missing = [p for p in PAGES if not p.exists()]
+    assert not missing, f"_toc.yml lists pages that do not exist: {missing}"
+
+
+def test_every_book_page_is_in_the_toc():
+    listed = {p.resolve() for p in PAGES}
+    orphans = [p for p in (ROOT / "book").glob("*.md") if p.resolve() not in listed]
+    assert not orphans, f"pages not in _toc.yml (they would not be built): {orphans}"
+
+
+@pytest.mark.parametrize("page", PAGES, ids=[p.stem for p in PAGES])
+def test_page_executes(page, monkeypatch):
+    monkeypatch.setenv("RSLAB_SCALE", os.environ.get("RSLAB_SCALE", "quick"))
+    monkeypatch.setenv("MPLBACKEND", "Agg")
+    execute_page(page)

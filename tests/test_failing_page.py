@@ -1,0 +1,54 @@
+"""A page with a failing cell fails both the page test and the book build."""
+
+import shutil
+import subprocess
+import sys
+
+import pytest
+from nbclient.exceptions import CellExecutionError
+from pagerun import ROOT, execute_page
+
+FAILING_PAGE = """---
+jupytext:
+  text_representation:
+    extension: .md
+    format_name: myst
+    format_version: 0.13
+kernelspec:
+  display_name: Python 3
+  language: python
+  name: python3
+---
+
+# A page that fails
+
+```{code-cell} ipython3
+raise RuntimeError("this cell fails on purpose")
+```
+"""
+
+
+@pytest.fixture
+def failing_book(tmp_path):
+    """A one-page book using the project's own _config.yml, whose page raises."""
+    (tmp_path / "book").mkdir()
+    (tmp_path / "book" / "broken.md").write_text(FAILING_PAGE)
+    shutil.copy(ROOT / "_config.yml", tmp_path / "_config.yml")
+    shutil.copy(ROOT / "references.bib", tmp_path / "references.bib")
+    (tmp_path / "_toc.yml").write_text("format: jb-book\nroot: book/broken\n")
+    return tmp_path
+
+
+def test_failing_cell_fails_page_execution(failing_book):
+    with pytest.raises(CellExecutionError, match="fails on purpose"):
+        execute_page(failing_book / "book" / "broken.md", timeout=120)
+
+
+@pytest.mark.slow
+def test_failing_cell_fails_the_book_build(failing_book):
+    proc = subprocess.run(
+        [sys.executable, "-m", "rslab.bookbuild", "--strict", "--path", str(failing_book)],
+        capture_output=True, text=True, timeout=600, cwd=failing_book,
+    )
+    assert proc.returncode != 0, proc.stdout[-2000:]
+    assert "fails on purpose" in proc.stdout + proc.stderr
