@@ -1,0 +1,1 @@
+"""Numerics: random numbers, the fast log2 emulator, Gumbel noise, statistics."""

@@ -1,0 +1,110 @@
+"""Random numbers for both sampler paths, and the uniform conversion.
+
+- ``philox4x32``: Philox4x32-10 (Salmon et al. 2011, as in Random123), the
+  counter-based generator behind the framework's streams. Exact path.
+- ``hw_random_words``: the model of the core's per-lane hardware RNG (``vrand``).
+  Fast path. A counter-based hash: lane l given counter c and key k returns
+  ``mix32(c ^ mix32(k ^ HW_KEY_SALT))`` where ``mix32`` is a 32-bit avalanche
+  hash (xor-shift / odd multiply, three rounds). Counter-based, so any lane can
+  produce any stream position with no state, and a kernel that passes the same
+  (key, counter) pairs consumes exactly the numbers the reference consumes.
+- ``uniform_from_words``: u = ((w >> 8) + 0.5) · 2^-24 converted to float32
+  with round-toward-zero, so u ∈ (0, 1) takes exactly 2^24 distinct, equally
+  likely float32 values (every noise pipeline is enumerable over
+  ``all_uniforms()``). Why toward zero: in [0.5, 1) float32 steps are 2^-24,
+  so (k + ½)·2^-24 is not representable there; round-to-nearest would merge
+  pairs of lattice points and map the top word to u = 1 (then −log2 u = 0 and
+  g = +∞). Truncation keeps 2^24 distinct values: (k + ½)·2^-24 for
+  k < 2^23 and k·2^-24 above, all strictly inside (0, 1).
+
+All functions are vectorised over NumPy arrays of ``uint32``.
+"""
+
+import numpy as np
+
+PHILOX_M0 = np.uint32(0xD2511F53)
+PHILOX_M1 = np.uint32(0xCD9E8D57)
+PHILOX_W0 = np.uint32(0x9E3779B9)
+PHILOX_W1 = np.uint32(0xBB67AE85)
+
+HW_KEY_SALT = np.uint32(0x5EED1234)
+UNIFORM_BITS = 24
+
+
+def _as_u32(x, name):
+    arr = np.asarray(x)
+    if arr.dtype.kind not in "ui":
+        raise ValueError(f"{name} must be an integer array, got dtype {arr.dtype}")
+    if arr.size and (arr.min() < 0 or arr.max() > 0xFFFFFFFF):
+        raise ValueError(f"{name} must hold 32-bit unsigned values")
+    return arr.astype(np.uint32)
+
+
+def _mulhilo(a: np.uint32, b: np.ndarray):
+    prod = np.uint64(a) * b.astype(np.uint64)
+    return (prod >> np.uint64(32)).astype(np.uint32), prod.astype(np.uint32)
+
+
+def philox4x32(counter, key, rounds: int = 10) -> np.ndarray:
+    """Philox4x32 with ``rounds`` rounds: counter ``[..., 4]``, key ``[..., 2]`` → ``[..., 4]`` uint32.
+
+    Counter and key broadcast against each other. ``rounds=10`` is Philox4x32-10.
+    """
+    if not isinstance(rounds, (int, np.integer)) or rounds < 1:
+        raise ValueError(f"rounds must be a positive integer, got {rounds!r}")
+    ctr = _as_u32(counter, "counter")
+    k = _as_u32(key, "key")
+    if ctr.shape[-1:] != (4,):
+        raise ValueError(f"counter must have a last axis of 4 words, got shape {ctr.shape}")
+    if k.shape[-1:] != (2,):
+        raise ValueError(f"key must have a last axis of 2 words, got shape {k.shape}")
+    shape = np.broadcast_shapes(ctr.shape[:-1], k.shape[:-1])
+    c0, c1, c2, c3 = (np.broadcast_to(ctr[..., i], shape).copy() for i in range(4))
+    k0 = np.broadcast_to(k[..., 0], shape).copy()
+    k1 = np.broadcast_to(k[..., 1], shape).copy()
+    with np.errstate(over="ignore"):
+        for r in range(rounds):
+            if r:
+                k0 += PHILOX_W0
+                k1 += PHILOX_W1
+            hi0, lo0 = _mulhilo(PHILOX_M0, c0)
+            hi1, lo1 = _mulhilo(PHILOX_M1, c2)
+            c0, c1, c2, c3 = hi1 ^ c1 ^ k0, lo1, hi0 ^ c3 ^ k1, lo0
+    return np.stack([c0, c1, c2, c3], axis=-1)
+
+
+def mix32(x) -> np.ndarray:
+    """A 32-bit avalanche hash (xor-shift and odd multiplies), the hardware RNG's core."""
+    x = np.asarray(x, dtype=np.uint32).copy()
+    with np.errstate(over="ignore"):
+        x ^= x >> np.uint32(16)
+        x *= np.uint32(0x7FEB352D)
+        x ^= x >> np.uint32(15)
+        x *= np.uint32(0x846CA68B)
+        x ^= x >> np.uint32(16)
+    return x
+
+
+def hw_random_words(key, counter) -> np.ndarray:
+    """The per-lane hardware RNG: one uint32 word per (key, counter) pair (broadcasting)."""
+    k = _as_u32(key, "key")
+    c = _as_u32(counter, "counter")
+    return mix32(c ^ mix32(k ^ HW_KEY_SALT))
+
+
+def uniform_from_index(k) -> np.ndarray:
+    """The uniform for lattice index k ∈ [0, 2^24): float32_rtz((k + ½) · 2^-24)."""
+    k = np.asarray(k, dtype=np.int64)
+    half = np.where(k < 2 ** (UNIFORM_BITS - 1), 0.5, 0.0)
+    return ((k + half) * 2.0**-UNIFORM_BITS).astype(np.float32)
+
+
+def uniform_from_words(words) -> np.ndarray:
+    """u from 32-bit words: the top 24 bits index the 2^24-point lattice of (0, 1)."""
+    w = _as_u32(words, "words")
+    return uniform_from_index(w >> np.uint32(32 - UNIFORM_BITS))
+
+
+def all_uniforms() -> np.ndarray:
+    """Every value ``uniform_from_words`` can return, in increasing order (2^24 float32)."""
+    return uniform_from_index(np.arange(2**UNIFORM_BITS))
