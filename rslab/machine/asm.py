@@ -1,0 +1,305 @@
+"""The assembler: text → ``Program``.
+
+One bundle per line; ops in a bundle are separated by ``;``; ``#`` starts a
+comment; ``name:`` at the start of a line defines a label (ops may follow it).
+``loop N`` / ``loop sN`` and ``endloop`` delimit a zero-overhead hardware loop
+and stand alone on their line, as does ``halt``. Errors raise ``AssemblyError``
+carrying the line number and the offending text.
+"""
+
+import re
+import struct
+from dataclasses import dataclass
+
+from rslab.machine.isa import BRANCH_OPS, SPECS
+
+_LABEL = re.compile(r"^\s*([A-Za-z_][\w.]*)\s*:(.*)$")
+_REG = re.compile(r"^([vs])(\d+)$")
+_MEM = re.compile(r"^\[\s*s(\d+)\s*(?:([+-])\s*([^\]]+?))?\s*\]$")
+_NAME = re.compile(r"^[A-Za-z_][\w.]*$")
+MAX_REG_INDEX = 1023
+
+
+class AssemblyError(ValueError):
+    """A malformed program: ``line`` (1-based) and ``text`` name the offending line."""
+
+    def __init__(self, line: int, text: str, message: str):
+        self.line, self.text, self.message = line, text, message
+        super().__init__(f"line {line}: {message}: {text.strip()!r}")
+
+
+@dataclass(frozen=True)
+class Op:
+    """One operation: mnemonic, parsed operands, source line and text.
+
+    Operands are tagged tuples: ``("v", i)``, ``("s", i)``, ``("imm", int)``,
+    ``("mem", sreg, offset)``, ``("label", name, target_pc)``, or ``None`` for an
+    omitted optional operand.
+    """
+
+    name: str
+    operands: tuple
+    line: int
+    text: str
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One program entry: a ``bundle`` of ops, or a ``loop``/``endloop``/``halt`` directive.
+
+    ``ops`` holds the bundle's ops (empty for ``nop``); for ``loop``, ``count`` is
+    ``("imm", n)`` or ``("s", i)`` and ``end`` the pc of its ``endloop``; for
+    ``endloop``, ``start`` is the pc of its ``loop``.
+    """
+
+    kind: str
+    ops: tuple = ()
+    line: int = 0
+    text: str = ""
+    count: tuple | None = None
+    start: int = -1
+    end: int = -1
+
+
+@dataclass(frozen=True)
+class Program:
+    """An assembled program: ``entries`` indexed by pc, ``labels`` name → pc, ``source`` text."""
+
+    entries: tuple
+    labels: dict
+    source: str
+
+    def __len__(self):
+        return len(self.entries)
+
+    @property
+    def n_bundles(self) -> int:
+        """Number of bundle entries (directives excluded)."""
+        return sum(e.kind in ("bundle", "halt") for e in self.entries)
+
+    def loops(self) -> list[int]:
+        """pcs of the ``loop`` directives, in source order."""
+        return [pc for pc, e in enumerate(self.entries) if e.kind == "loop"]
+
+    def listing(self) -> str:
+        """The program re-printed one entry per line with its pc."""
+        lines = []
+        names = {}
+        for name, pc in self.labels.items():
+            names.setdefault(pc, []).append(name)
+        for pc, e in enumerate(self.entries):
+            for name in names.get(pc, []):
+                lines.append(f"{name}:")
+            body = " ; ".join(op.text for op in e.ops) if e.kind == "bundle" else e.text
+            lines.append(f"{pc:4d}  {body or 'nop'}")
+        return "\n".join(lines)
+
+
+def parse_number(token: str) -> int:
+    """An immediate as a 32-bit word: integers (decimal, 0x hex, negative → two's complement)
+    or floats (``1.5``, ``-inf``, ``nan``, ``1e-3``) as their float32 bit pattern."""
+    t = token.strip().replace("_", "")
+    low = t.lower()
+    is_hex = low.lstrip("+-").startswith("0x")
+    if not is_hex and any(c in low for c in ".en") or low.lstrip("+-") in ("inf", "nan"):
+        value = float(t)
+        return struct.unpack("<I", struct.pack("<f", value))[0]
+    value = int(t, 0)
+    if not -(2**31) <= value < 2**32:
+        raise ValueError(f"{token!r} does not fit in 32 bits")
+    return value & 0xFFFFFFFF
+
+
+def _parse_int(token: str) -> int:
+    t = token.strip().replace("_", "")
+    return int(t, 0)
+
+
+def _split_operands(text: str) -> list[str]:
+    return [p.strip() for p in text.split(",")] if text.strip() else []
+
+
+def _operand(kind: str, token: str):
+    if kind in ("vd", "va", "sd", "sa"):
+        m = _REG.match(token)
+        if not m or m.group(1) != kind[0]:
+            what = "vector" if kind[0] == "v" else "scalar"
+            raise ValueError(f"expected a {what} register, got {token!r}")
+        index = int(m.group(2))
+        if index > MAX_REG_INDEX:
+            raise ValueError(f"register index too large: {token!r}")
+        return (kind[0], index)
+    if kind in ("sai", "vai"):
+        m = _REG.match(token)
+        if m:
+            if m.group(1) != kind[0]:
+                raise ValueError(f"expected a {kind[0]} register or an immediate, got {token!r}")
+            return (kind[0], int(m.group(2)))
+        return ("imm", _parse_int(token))
+    if kind == "imm":
+        return ("imm", _parse_int(token))
+    if kind == "num":
+        return ("imm", parse_number(token))
+    if kind == "mem":
+        m = _MEM.match(token)
+        if not m:
+            raise ValueError(f"expected a memory operand [sA + imm], got {token!r}")
+        offset = _parse_int(m.group(3)) if m.group(3) else 0
+        if m.group(2) == "-":
+            offset = -offset
+        return ("mem", int(m.group(1)), offset)
+    if kind == "label":
+        if not _NAME.match(token):
+            raise ValueError(f"expected a label, got {token!r}")
+        return ("label", token, -1)
+    raise AssertionError(kind)
+
+
+def parse_op(text: str, line: int = 0) -> Op:
+    """Parse one op (no ``;``)."""
+    text = text.strip()
+    head, _, rest = text.partition(" ")
+    name = head.lower()
+    spec = SPECS.get(name)
+    if spec is None:
+        raise AssemblyError(line, text, f"unknown mnemonic {head!r}")
+    tokens = _split_operands(rest)
+    need = [k for k in spec.sig if not k.endswith("?")]
+    if not len(need) <= len(tokens) <= len(spec.sig):
+        raise AssemblyError(line, text, f"{name} takes {len(need)} operand(s)"
+                            + (f" (up to {len(spec.sig)})" if len(spec.sig) > len(need) else "")
+                            + f", got {len(tokens)}")
+    operands = []
+    for kind, token in zip(spec.sig, tokens + [None] * (len(spec.sig) - len(tokens)),
+                           strict=True):
+        if token is None:
+            operands.append(None)
+            continue
+        try:
+            operands.append(_operand(kind.rstrip("?"), token))
+        except ValueError as exc:
+            raise AssemblyError(line, text, f"{name}: {exc}") from None
+    return Op(name, tuple(operands), line, text)
+
+
+def _check_bundle(ops, line, text):
+    written = set()
+    for op in ops:
+        spec = SPECS[op.name]
+        if spec.sig and spec.sig[0] in ("vd", "sd"):
+            reg = op.operands[0]
+            if reg in written:
+                raise AssemblyError(line, text, f"two ops in one bundle write {reg[0]}{reg[1]}")
+            written.add(reg)
+    if sum(op.name in BRANCH_OPS for op in ops) > 1:
+        raise AssemblyError(line, text, "at most one branch per bundle")
+    if any(op.name == "nop" for op in ops) and len(ops) > 1:
+        raise AssemblyError(line, text, "nop must be alone in its bundle")
+
+
+def assemble(text: str) -> Program:
+    """Assemble ``text`` into a ``Program`` (raises ``AssemblyError`` with the line number)."""
+    if not isinstance(text, str):
+        raise ValueError(f"text must be a str, got {type(text).__name__}")
+    entries: list[Entry] = []
+    labels: dict[str, int] = {}
+    label_lines: dict[str, int] = {}
+    stack: list[int] = []
+    for lineno, raw in enumerate(text.splitlines(), start=1):
+        body = raw.split("#", 1)[0].strip()
+        while True:
+            m = _LABEL.match(body)
+            if not m:
+                break
+            name = m.group(1)
+            if name in labels:
+                raise AssemblyError(lineno, raw, f"label {name!r} already defined on line "
+                                    f"{label_lines[name]}")
+            labels[name], label_lines[name] = len(entries), lineno
+            body = m.group(2).strip()
+        if not body:
+            continue
+        parts = [p.strip() for p in body.split(";")]
+        if any(not p for p in parts):
+            raise AssemblyError(lineno, raw, "empty op between ';'")
+        head = parts[0].split(None, 1)[0].lower()
+        if head in ("loop", "endloop", "halt"):
+            if len(parts) > 1:
+                raise AssemblyError(lineno, raw, f"{head} must stand alone on its line")
+            tokens = parts[0].split(None, 1)
+            arg = tokens[1].strip() if len(tokens) > 1 else ""
+            if head == "loop":
+                try:
+                    count = _operand("sai", arg) if arg else None
+                except ValueError as exc:
+                    raise AssemblyError(lineno, raw, f"loop: {exc}") from None
+                if count is None or count[0] == "v" or (count[0] == "imm" and count[1] < 0):
+                    raise AssemblyError(lineno, raw, "loop needs a count: a non-negative "
+                                        "integer or a scalar register")
+                stack.append(len(entries))
+                entries.append(Entry("loop", line=lineno, text=parts[0], count=count))
+            elif head == "endloop":
+                if arg:
+                    raise AssemblyError(lineno, raw, "endloop takes no operand")
+                if not stack:
+                    raise AssemblyError(lineno, raw, "endloop without a matching loop")
+                start = stack.pop()
+                if start == len(entries) - 1:
+                    raise AssemblyError(lineno, raw, "empty loop body")
+                entries[start] = Entry("loop", line=entries[start].line,
+                                       text=entries[start].text, count=entries[start].count,
+                                       end=len(entries))
+                entries.append(Entry("endloop", line=lineno, text="endloop", start=start))
+            else:
+                if arg:
+                    raise AssemblyError(lineno, raw, "halt takes no operand")
+                entries.append(Entry("halt", line=lineno, text="halt"))
+            continue
+        ops = tuple(parse_op(p, lineno) for p in parts)
+        _check_bundle(ops, lineno, raw)
+        if ops[0].name == "nop":
+            ops = ()
+        entries.append(Entry("bundle", ops=ops, line=lineno, text=body))
+    if stack:
+        e = entries[stack[-1]]
+        raise AssemblyError(e.line, e.text, "loop without a matching endloop")
+    return Program(tuple(_resolve_labels(entries, labels)), labels, text)
+
+
+def _enclosing_loops(entries) -> list[tuple]:
+    """For each pc, the tuple of pcs of the loops whose body contains it."""
+    out, stack = [], []
+    for pc, e in enumerate(entries):
+        if e.kind == "endloop":
+            stack.pop()
+        out.append(tuple(stack))
+        if e.kind == "loop":
+            stack.append(pc)
+    return out
+
+
+def _resolve_labels(entries, labels):
+    nest = _enclosing_loops(entries)
+    nest.append(())
+    resolved = []
+    for pc, e in enumerate(entries):
+        if e.kind != "bundle" or not any(op.name in BRANCH_OPS for op in e.ops):
+            resolved.append(e)
+            continue
+        ops = []
+        for op in e.ops:
+            if op.name in BRANCH_OPS:
+                label = op.operands[-1][1]
+                if label not in labels:
+                    raise AssemblyError(op.line, op.text, f"undefined label {label!r}")
+                target = labels[label]
+                to_own_endloop = (target < len(entries) and entries[target].kind == "endloop"
+                                  and nest[pc] and nest[pc][-1] == entries[target].start)
+                if nest[target] != nest[pc] and not to_own_endloop:
+                    raise AssemblyError(op.line, op.text, f"branch to {label!r} crosses a "
+                                        "hardware-loop boundary")
+                op = Op(op.name, op.operands[:-1] + (("label", label, target),), op.line,
+                        op.text)
+            ops.append(op)
+        resolved.append(Entry("bundle", ops=tuple(ops), line=e.line, text=e.text))
+    return resolved

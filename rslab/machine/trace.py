@@ -1,0 +1,260 @@
+"""Traces of a simulation and their summaries (DESIGN §5).
+
+``Trace`` holds one record per issued bundle: cycle, pc, stall cycles before
+issue and their cause, and the iteration index of every active hardware loop.
+Per-op issue and ready cycles, FIFO occupancy and live registers are derived
+from those records and the pre-decoded program. ``to_chrome`` exports Chrome
+trace JSON (open it in Perfetto or chrome://tracing).
+"""
+
+import json
+from dataclasses import dataclass
+
+import numpy as np
+
+from rslab.machine.simulator import CAUSES
+
+
+@dataclass(frozen=True)
+class BundleRecord:
+    """One issued bundle: issue ``cycle``, ``pc``, ``stall`` cycles before it and their
+    ``cause`` (None if it did not stall), ``iters`` (iteration of each active loop, outermost
+    first) and the op texts."""
+
+    cycle: int
+    pc: int
+    stall: int
+    cause: str | None
+    iters: tuple
+    ops: tuple
+
+
+@dataclass(frozen=True)
+class OpRecord:
+    """One issued op: its bundle's index in ``Trace.bundles``, text, slot class, ``issue``
+    and ``ready`` cycles (ready: the result is usable; for SFU pushes, at the FIFO head)."""
+
+    bundle: int
+    pc: int
+    text: str
+    slot: str | None
+    issue: int
+    ready: int
+    iters: tuple
+    reads: tuple
+    write: str | None
+
+
+class Trace:
+    """Records of one ``simulate(..., trace=True)`` run; see the module docstring."""
+
+    def __init__(self, run, records, static, dma_events, halt_cycle):
+        self.run = run
+        self._records = records
+        self._static = static
+        self._dma = {(pc, t): done for pc, t, _start, done, _n, _tag in dma_events}
+        self.dma_events = dma_events
+        self.halt_cycle = halt_cycle
+        self._bundles = None
+        self._ops = None
+
+    @property
+    def bundles(self) -> list[BundleRecord]:
+        """One ``BundleRecord`` per issued bundle, in issue order (halt included)."""
+        if self._bundles is None:
+            out = []
+            for t, pc, stall, cause, iters in self._records:
+                ops = tuple(s[0] for s in self._static[pc]) if pc < len(self._static) else ()
+                if pc >= len(self._static) or self.run.program.entries[pc].kind == "halt":
+                    ops = ("halt",)
+                out.append(BundleRecord(t, pc, stall, CAUSES[cause] if cause >= 0 else None,
+                                        iters, ops))
+            self._bundles = out
+        return self._bundles
+
+    @property
+    def ops(self) -> list[OpRecord]:
+        """One ``OpRecord`` per issued op, in issue order."""
+        if self._ops is None:
+            out = []
+            for i, (t, pc, _stall, _cause, iters) in enumerate(self._records):
+                if pc >= len(self._static):
+                    continue
+                for text, slot, ready, name, reads, write in self._static[pc]:
+                    if name == "dma":
+                        done = self._dma.get((pc, t), t + 1)
+                    else:
+                        done = t + (ready if ready is not None else 1)
+                    out.append(OpRecord(i, pc, text, slot, t, done, iters, reads, write))
+            self._ops = out
+        return self._ops
+
+    def fifo_occupancy(self) -> tuple[np.ndarray, np.ndarray]:
+        """(cycles, entries): SFU FIFO entries occupied at each cycle (push → pop frees it)."""
+        n = self.run.cycles + 1
+        diff = np.zeros(n + 1, dtype=np.int64)
+        lat_pop = self.run.config.latency["pop"]
+        for op in self.ops:
+            if op.slot == "sfu":
+                diff[op.issue] += 1
+            elif op.text.split()[0] == "vpop":
+                diff[min(op.issue + lat_pop, n)] -= 1
+        return np.arange(n), np.cumsum(diff)[:n]
+
+    def live_registers(self, kind: str = "v") -> tuple[np.ndarray, np.ndarray]:
+        """(cycles, count): registers of ``kind`` ('v' or 's') holding a value still to be read.
+
+        A value is live from the issue of its write to the issue of its last read.
+        """
+        if kind not in ("v", "s"):
+            raise ValueError(f"kind must be 'v' or 's', got {kind!r}")
+        n = self.run.cycles + 1
+        diff = np.zeros(n + 1, dtype=np.int64)
+        defined = {}
+
+        def close(reg):
+            start, last = defined.pop(reg)
+            if last is not None:
+                diff[start] += 1
+                diff[min(last, n)] -= 1
+
+        for op in self.ops:
+            for r in op.reads:
+                if r[0] == kind and r in defined:
+                    defined[r] = (defined[r][0], op.issue)
+            if op.write and op.write[0] == kind:
+                if op.write in defined:
+                    close(op.write)
+                defined[op.write] = (op.issue, None)
+        for reg in list(defined):
+            close(reg)
+        return np.arange(n), np.cumsum(diff)[:n]
+
+    def loop_iterations(self, loop) -> list[dict]:
+        """Per iteration of a hardware loop: start cycle, bundles, stall cycles by cause.
+
+        ``loop`` is a label on the ``loop`` line, the pc of the ``loop`` directive, or an
+        index into ``program.loops()`` given as ``("index", i)``. Iterations of every
+        instance of the loop are listed in order.
+        """
+        pc0, end, level = _find_loop(self.run.program, loop)
+        its = []
+        current = None
+        for rec in self.bundles:
+            if not pc0 < rec.pc < end:
+                current = None
+                continue
+            key = rec.iters[:level + 1]
+            if current is None or key != current["key"]:
+                current = {"key": key, "start": rec.cycle - rec.stall, "bundles": 0,
+                           "stalls": dict.fromkeys(CAUSES, 0)}
+                its.append(current)
+            current["bundles"] += 1
+            if rec.cause is not None:
+                current["stalls"][rec.cause] += rec.stall
+        return its
+
+    def steady_state(self, loop, warmup: int = 2) -> dict:
+        """Cycles and stalls per iteration of ``loop`` after ``warmup`` iterations.
+
+        Cycles per iteration are measured start to start, so the last iteration (no
+        successor) is not counted.
+        """
+        if not isinstance(warmup, int) or warmup < 0:
+            raise ValueError(f"warmup must be a non-negative integer, got {warmup!r}")
+        its = self.loop_iterations(loop)
+        starts = [it["start"] for it in its]
+        chosen = range(warmup, len(its) - 1)
+        if not chosen:
+            raise ValueError(f"loop ran {len(its)} iterations; need more than warmup + 1 = "
+                             f"{warmup + 1}")
+        cycles = np.array([starts[i + 1] - starts[i] for i in chosen], dtype=float)
+        stalls = {c: float(np.mean([its[i]["stalls"][c] for i in chosen])) for c in CAUSES}
+        return {"iterations": len(its), "measured": len(chosen),
+                "cycles_per_iter": float(cycles.mean()), "min": float(cycles.min()),
+                "max": float(cycles.max()), "stalls_per_iter": float(sum(stalls.values())),
+                "stalls_by_cause": stalls}
+
+    def slot_rows(self) -> list[tuple[str, int, int, str]]:
+        """(slot instance, start, duration, op text) for a per-slot Gantt chart.
+
+        Loads and stores occupy their port for the conflict degree k; SFU pushes occupy
+        the SFU for 1 + hold cycles.
+        """
+        cfg = self.run.config
+        rows = []
+        per_bundle = {}
+        for op in self.ops:
+            if op.slot is None:
+                continue
+            k = per_bundle.setdefault((op.bundle, op.slot), 0)
+            per_bundle[(op.bundle, op.slot)] = k + 1
+            dur = 1
+            if op.slot == "sfu":
+                dur = 1 + cfg.sfu_hold
+            elif op.slot == "ld":
+                dur = op.ready - op.issue - cfg.latency["ld"] + 1
+            rows.append((f"{op.slot}{k}" if cfg.slots[op.slot] > 1 else op.slot, op.issue, dur,
+                         op.text))
+        return rows
+
+    def to_chrome(self) -> dict:
+        """Chrome trace JSON (``traceEvents``): one thread per slot instance, one for stalls."""
+        events = []
+        tids = {}
+        for name, start, dur, text in self.slot_rows():
+            tid = tids.setdefault(name, len(tids) + 1)
+            events.append({"name": text, "ph": "X", "ts": start, "dur": dur, "pid": 0,
+                           "tid": tid, "cat": name})
+        stall_tid = len(tids) + 1
+        for rec in self.bundles:
+            if rec.cause is not None:
+                events.append({"name": rec.cause, "ph": "X", "ts": rec.cycle - rec.stall,
+                               "dur": rec.stall, "pid": 0, "tid": stall_tid, "cat": "stall"})
+        meta = [{"name": "thread_name", "ph": "M", "pid": 0, "tid": tid, "args": {"name": n}}
+                for n, tid in list(tids.items()) + [("stalls", stall_tid)]]
+        return {"traceEvents": meta + events, "displayTimeUnit": "ns",
+                "otherData": {"clock": "1 unit = 1 cycle"}}
+
+    def write_chrome(self, path) -> None:
+        """Write ``to_chrome()`` as JSON to ``path``."""
+        with open(path, "w") as fh:
+            json.dump(self.to_chrome(), fh)
+
+
+def _find_loop(program, loop):
+    loops = program.loops()
+    if isinstance(loop, tuple) and len(loop) == 2 and loop[0] == "index":
+        if not 0 <= loop[1] < len(loops):
+            raise ValueError(f"loop index {loop[1]} out of range: the program has "
+                             f"{len(loops)} loops")
+        pc = loops[loop[1]]
+    elif isinstance(loop, str):
+        if loop not in program.labels:
+            raise ValueError(f"loop: no label {loop!r}")
+        pc = program.labels[loop]
+    elif isinstance(loop, int):
+        pc = loop
+    else:
+        raise ValueError(f"loop must be a label, a pc or ('index', i), got {loop!r}")
+    if pc not in loops:
+        raise ValueError(f"loop: pc {pc} is not a loop directive")
+    level = sum(1 for p in loops if p < pc and program.entries[p].end > pc)
+    return pc, program.entries[pc].end, level
+
+
+def summary(run) -> dict:
+    """Cycles, bundles, ops, IPC, stalls by cause (and total), slot utilisation.
+
+    Utilisation of a slot class = ops issued / (cycles × slots of that class); for the SFU
+    the hold cycles count as busy.
+    """
+    cfg = run.config
+    util = {}
+    for slot, n in cfg.slots.items():
+        busy = run.slot_use[slot] * (1 + cfg.sfu_hold if slot == "sfu" else 1)
+        util[slot] = busy / (run.cycles * n) if run.cycles else 0.0
+    return {"cycles": run.cycles, "bundles": run.bundles, "ops": run.ops,
+            "ipc": run.ops / run.cycles if run.cycles else 0.0,
+            "stall_cycles": sum(run.stalls.values()), "stalls": dict(run.stalls),
+            "drain": run.drain, "utilisation": util}

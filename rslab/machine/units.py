@@ -1,0 +1,304 @@
+"""Functional semantics: one small interpreter per unit (VALU, XLU, load/store, scalar).
+
+Each ``compile_*`` turns one decoded op into a closure with its register rows,
+memory and immediates already bound, so executing it costs one Python call and
+one or two NumPy operations on a 128-lane row. Timing lives in ``simulator``.
+SFU pushes and pops are handled there too (they need the issue cycle).
+"""
+
+import numpy as np
+
+from rslab.kernels.layout import f32_to_bf16_bits
+from rslab.numerics.rng import hw_random_words
+
+MASK32 = 0xFFFFFFFF
+ALL_ONES = np.uint32(MASK32)
+
+
+class OpFault(Exception):
+    """A runtime fault inside one op; the simulator turns it into a ``MachineError``."""
+
+    def __init__(self, message: str, text: str = ""):
+        super().__init__(message)
+        self.message, self.text = message, text
+
+
+class Context:
+    """Machine state the closures bind to: vector rows (uint32 and float32 views), scalars,
+    VMEM and HBM words."""
+
+    def __init__(self, regs_u32, scalars, vmem, hbm):
+        self.R = regs_u32
+        self.F = regs_u32.view(np.float32)
+        self.S = scalars
+        self.M = vmem
+        self.H = hbm
+        self.lanes = regs_u32.shape[1]
+        self.iota = np.arange(self.lanes, dtype=np.uint32)
+        self.fbuf = np.zeros(4, dtype=np.uint32)
+
+
+def _cmp(fn, fa, fb, rd):
+    def run():
+        rd[:] = fn(fa, fb)
+        np.negative(rd, out=rd)
+    return run
+
+
+def _shift(left, ra, b, rd, R):
+    op = np.left_shift if left else np.right_shift
+    if b[0] == "imm":
+        amount = b[1]
+        if amount < 0:
+            raise ValueError("shift amount must be non-negative")
+        if amount >= 32:
+            return lambda: rd.fill(0)
+        amount = np.uint32(amount)
+        return lambda: op(ra, amount, out=rd)
+    rb = R[b[1]]
+
+    def run():
+        rd[:] = np.where(rb < 32, op(ra, rb & np.uint32(31)), np.uint32(0))
+    return run
+
+
+def _mulhi(ra, rb, rd):
+    def run():
+        rd[:] = (ra.astype(np.uint64) * rb.astype(np.uint64)) >> np.uint64(32)
+    return run
+
+
+def _f2u(fa, rd):
+    def run():
+        x = np.nan_to_num(fa.astype(np.float64), nan=0.0, posinf=MASK32, neginf=0.0)
+        rd[:] = np.clip(np.trunc(x), 0, MASK32).astype(np.uint32)
+    return run
+
+
+def compile_valu(name, vd, srcs, ctx):
+    """Closure for a VALU op writing row ``vd`` (index) from ``srcs`` (tagged operands)."""
+    R, F, S = ctx.R, ctx.F, ctx.S
+    rd, fd = R[vd], F[vd]
+    a = srcs[0] if srcs else None
+    ra = R[a[1]] if a and a[0] == "v" else None
+    fa = F[a[1]] if a and a[0] == "v" else None
+    rb = R[srcs[1][1]] if len(srcs) > 1 and srcs[1][0] == "v" else None
+    fb = F[srcs[1][1]] if rb is not None else None
+    binary_f = {"vadd.f32": np.add, "vsub.f32": np.subtract, "vmul.f32": np.multiply,
+                "vmax.f32": np.maximum, "vmin.f32": np.minimum}
+    binary_u = {"vand": np.bitwise_and, "vor": np.bitwise_or, "vxor": np.bitwise_xor,
+                "vadd.u32": np.add, "vsub.u32": np.subtract, "vmullo.u32": np.multiply}
+    compares = {"vcmpgt.f32": np.greater, "vcmpge.f32": np.greater_equal,
+                "vcmplt.f32": np.less, "vcmpeq.f32": np.equal}
+    if name in binary_f:
+        fn = binary_f[name]
+        return lambda: fn(fa, fb, out=fd)
+    if name in binary_u:
+        fn = binary_u[name]
+        return lambda: fn(ra, rb, out=rd)
+    if name in compares:
+        return _cmp(compares[name], fa, fb, rd)
+    if name == "vsel":
+        rm, rx, ry = ra, rb, R[srcs[2][1]]
+
+        def run():
+            rd[:] = np.where(rm != 0, rx, ry)
+        return run
+    if name == "vmov":
+        return lambda: np.copyto(rd, ra)
+    if name == "vunpack.lo":
+        sixteen = np.uint32(16)
+        return lambda: np.left_shift(ra, sixteen, out=rd)
+    if name == "vunpack.hi":
+        high = np.uint32(0xFFFF0000)
+        return lambda: np.bitwise_and(ra, high, out=rd)
+    if name == "vpack":
+        def run():
+            lo = f32_to_bf16_bits(fa).astype(np.uint32)
+            rd[:] = lo | (f32_to_bf16_bits(fb).astype(np.uint32) << np.uint32(16))
+        return run
+    if name in ("vshl", "vshr"):
+        return _shift(name == "vshl", ra, srcs[1], rd, R)
+    if name == "vmulhi.u32":
+        return _mulhi(ra, rb, rd)
+    if name == "vcvt.u2f":
+        return lambda: np.copyto(fd, ra, casting="unsafe")
+    if name == "vcvt.f2u":
+        return _f2u(fa, rd)
+    if name == "vbcast":
+        sa = a[1]
+        return lambda: rd.fill(S[sa])
+    if name == "vli":
+        value = np.uint32(a[1])
+        return lambda: rd.fill(value)
+    if name == "viota":
+        iota = ctx.iota
+        return lambda: np.copyto(rd, iota)
+    if name == "vrand":
+        rc, sk = ra, srcs[1][1]
+
+        def run():
+            rd[:] = hw_random_words(np.uint32(S[sk]), rc)
+        return run
+    raise AssertionError(name)
+
+
+def _f32_bits(x) -> int:
+    return int(np.float32(x).view(np.uint32))
+
+
+def _tree_sum(x):
+    """float32 sum as a fixed pairwise tree: lane l + lane l + ceil(n/2), repeated."""
+    x = x.copy()
+    n = x.size
+    while n > 1:
+        h = (n + 1) // 2
+        x[:n - h] += x[h:n]
+        n = h
+    return x[0]
+
+
+def compile_xlu(name, sd, va, ctx):
+    """Closure for a cross-lane reduction of row ``va`` into scalar register ``sd``."""
+    S, fa = ctx.S, ctx.F[va]
+    if name == "vred.max":
+        def run():
+            S[sd] = _f32_bits(np.max(fa))
+    elif name == "vred.min":
+        def run():
+            S[sd] = _f32_bits(np.min(fa))
+    elif name == "vred.add":
+        def run():
+            S[sd] = _f32_bits(_tree_sum(fa))
+    elif name == "vred.argmax":
+        def run():
+            S[sd] = int(np.argmax(fa))
+    else:
+        raise AssertionError(name)
+    return run
+
+
+def _address(S, sa, offset, span_words, limit_words, text):
+    """Checked word index of ``[sA + offset]`` for an access spanning ``span_words`` words."""
+    def addr():
+        a = S[sa] + offset
+        if a & 3:
+            raise OpFault(f"unaligned VMEM address {a} (must be a multiple of 4)", text)
+        w = a >> 2
+        if a < 0 or w + span_words > limit_words:
+            raise OpFault(f"VMEM access [{a}, {a + 4 * span_words}) out of bounds "
+                          f"(VMEM has {4 * limit_words} bytes)", text)
+        return w
+    return addr
+
+
+def compile_ldst(name, reg, mem, stride, ctx, text=""):
+    """Closure for ``vld``/``vst`` (contiguous or strided) and ``sld``/``sst``."""
+    S, M, R, L = ctx.S, ctx.M, ctx.R, ctx.lanes
+    _, sa, offset = mem
+    n = M.size
+    if name in ("sld", "sst"):
+        addr = _address(S, sa, offset, 1, n, text)
+        if name == "sld":
+            def run():
+                S[reg] = int(M[addr()])
+        else:
+            def run():
+                M[addr()] = S[reg]
+        return run
+    row = R[reg]
+    if stride is None:
+        addr = _address(S, sa, offset, L, n, text)
+        if name == "vld":
+            def run():
+                w = addr()
+                row[:] = M[w:w + L]
+        else:
+            def run():
+                w = addr()
+                M[w:w + L] = row
+        return run
+    steps = np.arange(L, dtype=np.int64) * stride
+    lo, hi = int(steps.min()), int(steps.max())
+
+    def index():
+        a = S[sa] + offset
+        if a & 3:
+            raise OpFault(f"unaligned VMEM address {a} (must be a multiple of 4)", text)
+        w = a >> 2
+        if w + lo < 0 or w + hi >= n:
+            raise OpFault(f"strided VMEM access from byte {a} with stride {stride} words "
+                          f"leaves VMEM ({4 * n} bytes)", text)
+        return w + steps
+    if name == "vld.s":
+        def run():
+            row[:] = M[index()]
+    else:
+        def run():
+            M[index()] = row
+    return run
+
+
+def _signed(x):
+    return x - (1 << 32) if x & 0x80000000 else x
+
+
+_SCALAR = {
+    "sadd": lambda x, y: (x + y) & MASK32,
+    "ssub": lambda x, y: (x - y) & MASK32,
+    "smul": lambda x, y: (x * y) & MASK32,
+    "sand": lambda x, y: x & y,
+    "sor": lambda x, y: x | y,
+    "sxor": lambda x, y: x ^ y,
+    "sshl": lambda x, y: (x << y) & MASK32 if y < 32 else 0,
+    "sshr": lambda x, y: x >> y if y < 32 else 0,
+    "slt": lambda x, y: int(_signed(x) < _signed(y)),
+    "sltu": lambda x, y: int(x < y),
+    "seq": lambda x, y: int(x == y),
+}
+
+
+def compile_scalar(name, sd, srcs, ctx):
+    """Closure for a scalar ALU op writing scalar register ``sd``."""
+    S = ctx.S
+    if name == "sli":
+        value = srcs[0][1]
+
+        def run():
+            S[sd] = value
+        return run
+    if name == "smov":
+        sa = srcs[0][1]
+
+        def run():
+            S[sd] = S[sa]
+        return run
+    if name in _SCALAR:
+        fn = _SCALAR[name]
+        sa, b = srcs[0][1], srcs[1]
+        if b[0] == "imm":
+            y = b[1] & MASK32
+
+            def run():
+                S[sd] = fn(S[sa], y)
+        else:
+            sb = b[1]
+
+            def run():
+                S[sd] = fn(S[sa], S[sb])
+        return run
+    buf = ctx.fbuf
+    fbuf = buf.view(np.float32)
+    sa, sb = srcs[0][1], srcs[1][1]
+    if name == "sflt":
+        def run():
+            buf[0], buf[1] = S[sa], S[sb]
+            S[sd] = int(fbuf[0] < fbuf[1])
+        return run
+    fn = {"sfadd": np.add, "sfsub": np.subtract, "sfmul": np.multiply}[name]
+
+    def run():
+        buf[0], buf[1] = S[sa], S[sb]
+        fbuf[2] = fn(fbuf[0], fbuf[1])
+        S[sd] = int(buf[2])
+    return run

@@ -1,0 +1,194 @@
+"""Plots of the simulated core: diagram, llvm-mca-style timeline, per-slot Gantt, stalls."""
+
+import matplotlib.pyplot as plt
+import numpy as np
+from matplotlib.patches import FancyArrowPatch, Rectangle
+
+from rslab.machine.simulator import CAUSES
+
+SLOT_COLORS = {"ld": "#4C72B0", "st": "#8172B2", "valu": "#55A868", "pop": "#64B5CD",
+               "sfu": "#DD8452", "xlu": "#937860", "scalar": "#8C8C8C", None: "#CCCCCC"}
+CAUSE_COLORS = {"raw": "#C44E52", "branch": "#8C8C8C", "bank-conflict": "#4C72B0",
+                "sfu-hold": "#DD8452", "fifo-full": "#DA8BC3", "sfu-wait": "#CCB974",
+                "dma-wait": "#64B5CD"}
+
+
+def _axes(ax, size):
+    if ax is None:
+        fig, ax = plt.subplots(figsize=size, constrained_layout=True)
+    return ax.figure, ax
+
+
+def _op_color(op):
+    if op.text.startswith("vpop"):
+        return SLOT_COLORS["pop"]
+    return SLOT_COLORS.get(op.slot, SLOT_COLORS[None])
+
+
+def plot_timeline(trace, *, first: int = 0, count: int = 32, ax=None, title=None):
+    """llvm-mca-style timeline: one row per op (issue order), cycles across.
+
+    A thin bar before issue is the bundle's stall (coloured by cause), the thick bar
+    runs from issue to ready (coloured by slot class; pops in light blue).
+    """
+    ops = trace.ops[first:first + count]
+    if not ops:
+        raise ValueError(f"no ops in the range first={first}, count={count}")
+    stall_of = {i: (b.stall, b.cause) for i, b in enumerate(trace.bundles)}
+    fig, ax = _axes(ax, (9, 0.28 * len(ops) + 1.2))
+    labels = []
+    for row, op in enumerate(ops):
+        stall, cause = stall_of[op.bundle]
+        if stall:
+            ax.barh(row, stall, left=op.issue - stall, height=0.3,
+                    color=CAUSE_COLORS[cause], alpha=0.9)
+        ax.barh(row, max(op.ready - op.issue, 1), left=op.issue, height=0.7,
+                color=_op_color(op), edgecolor="black", linewidth=0.4)
+        ax.text(op.issue + 0.15, row, "I", va="center", ha="left", fontsize=7)
+        it = ",".join(str(i) for i in op.iters)
+        labels.append(f"[{it}] {op.text}" if it else op.text)
+    ax.set_yticks(range(len(ops)), labels, fontsize=7, family="monospace")
+    ax.invert_yaxis()
+    ax.set_xlabel("cycle")
+    lo = min(op.issue - stall_of[op.bundle][0] for op in ops)
+    hi = max(op.ready for op in ops)
+    ax.set_xlim(lo - 0.5, hi + 0.5)
+    ax.xaxis.set_major_locator(plt.MaxNLocator(integer=True))
+    ax.grid(axis="x", alpha=0.3)
+    _legend(ax, {op.slot if not op.text.startswith("vpop") else "pop" for op in ops},
+            {stall_of[op.bundle][1] for op in ops} - {None})
+    if title:
+        ax.set_title(title)
+    return fig
+
+
+def _legend(ax, slots, causes):
+    handles = [Rectangle((0, 0), 1, 1, color=SLOT_COLORS[s]) for s in sorted(slots, key=str)]
+    names = [str(s) for s in sorted(slots, key=str)]
+    for c in sorted(causes):
+        handles.append(Rectangle((0, 0), 1, 0.3, color=CAUSE_COLORS[c]))
+        names.append(f"stall: {c}")
+    ax.legend(handles, names, fontsize=7, loc="upper right", framealpha=0.85)
+
+
+def plot_slot_gantt(trace, *, start: int = 0, stop: int | None = None, ax=None, title=None):
+    """One row per slot instance (valu0, valu1, sfu, ld, ...) plus a stall row."""
+    stop = trace.run.cycles if stop is None else stop
+    rows = [r for r in trace.slot_rows() if r[1] + r[2] > start and r[1] < stop]
+    cfg = trace.run.config
+    names = [f"{slot}{k}" if n > 1 else slot for slot, n in cfg.slots.items() for k in range(n)]
+    index = {n: i for i, n in enumerate(names)}
+    fig, ax = _axes(ax, (9, 0.45 * (len(names) + 1) + 1.2))
+    for name, s, d, text in rows:
+        color = SLOT_COLORS["pop"] if text.startswith("vpop") else SLOT_COLORS[
+            name.rstrip("0123456789")]
+        ax.barh(index[name], d, left=s, height=0.75, color=color, edgecolor="black",
+                linewidth=0.3)
+    srow = len(names)
+    for b in trace.bundles:
+        if b.cause is not None and b.cycle > start and b.cycle - b.stall < stop:
+            ax.barh(srow, b.stall, left=b.cycle - b.stall, height=0.75,
+                    color=CAUSE_COLORS[b.cause])
+    ax.set_yticks(range(srow + 1), names + ["stalls"], fontsize=8)
+    ax.invert_yaxis()
+    ax.set_xlim(start, stop)
+    ax.set_xlabel("cycle")
+    ax.grid(axis="x", alpha=0.3)
+    causes = {b.cause for b in trace.bundles if b.cause} & set(CAUSES)
+    _legend(ax, set(), causes)
+    if title:
+        ax.set_title(title)
+    return fig
+
+
+def plot_stalls(runs: dict, *, ax=None, title=None, per=None):
+    """Stacked bars of stall cycles by cause, one bar per named run (``per``: divide by it)."""
+    fig, ax = _axes(ax, (7, 3.2))
+    names = list(runs)
+    bottom = np.zeros(len(names))
+    for cause in CAUSES:
+        vals = np.array([runs[n].stalls[cause] for n in names], dtype=float)
+        if per is not None:
+            vals = vals / np.asarray([per[n] for n in names], dtype=float)
+        if vals.any():
+            ax.bar(names, vals, bottom=bottom, color=CAUSE_COLORS[cause], label=cause)
+            bottom += vals
+    issue = np.array([runs[n].bundles for n in names], dtype=float)
+    if per is not None:
+        issue = issue / np.asarray([per[n] for n in names], dtype=float)
+    ax.bar(names, issue, bottom=bottom, color="#EEEEEE", edgecolor="#999999", label="issue")
+    ax.set_ylabel("cycles" + (" per unit" if per is not None else ""))
+    ax.legend(fontsize=8)
+    if title:
+        ax.set_title(title)
+    return fig
+
+
+def plot_occupancy(trace, *, ax=None, title=None):
+    """SFU FIFO entries and live vector registers over time."""
+    fig, ax = _axes(ax, (8, 2.8))
+    c, occ = trace.fifo_occupancy()
+    _, live = trace.live_registers("v")
+    ax.step(c, occ, where="post", label="SFU FIFO entries", color=SLOT_COLORS["sfu"])
+    ax.step(c, live, where="post", label="live vector registers", color=SLOT_COLORS["valu"])
+    ax.axhline(trace.run.config.fifo_depth, color=SLOT_COLORS["sfu"], ls=":", lw=1,
+               label="FIFO depth")
+    ax.set_xlabel("cycle")
+    ax.legend(fontsize=8)
+    if title:
+        ax.set_title(title)
+    return fig
+
+
+def draw_core(config, *, ax=None):
+    """A block diagram of the core with the slot counts and latencies of ``config``."""
+    fig, ax = _axes(ax, (9, 5.2))
+    lat, slots = config.latency, config.slots
+
+    def box(x, y, w, h, text, color):
+        ax.add_patch(Rectangle((x, y), w, h, facecolor=color, edgecolor="black", alpha=0.85))
+        ax.text(x + w / 2, y + h / 2, text, ha="center", va="center", fontsize=8)
+
+    def arrow(a, b):
+        ax.add_patch(FancyArrowPatch(a, b, arrowstyle="-|>", mutation_scale=10, lw=1))
+
+    box(0.2, 0.3, 1.6, 4.4, f"VMEM\n{config.vmem_bytes // 2**20} MiB\n{config.vmem_banks} banks"
+        f"\n× {config.bank_bytes} B", "#DDE6F3")
+    box(-1.9, 1.8, 1.5, 1.4, f"HBM\n\nDMA\n{config.dma_bytes_per_cycle} B/cycle\n"
+        f"latency {config.dma_latency}", "#EEEEEE")
+    arrow((-0.4, 2.5), (0.2, 2.5))
+    box(2.4, 3.4, 1.6, 0.8, f"ld ×{slots['ld']}\nlatency {lat['ld']}", SLOT_COLORS["ld"])
+    box(2.4, 2.2, 1.6, 0.8, f"st ×{slots['st']}", SLOT_COLORS["st"])
+    arrow((1.8, 3.8), (2.4, 3.8))
+    arrow((2.4, 2.6), (1.8, 2.6))
+    box(4.6, 1.6, 1.8, 3.0, f"vector registers\n{config.vregs} × {config.lanes} × 32 bit",
+        "#F3F3DD")
+    arrow((4.0, 3.8), (4.6, 3.8))
+    arrow((4.6, 2.6), (4.0, 2.6))
+    box(7.0, 3.7, 1.9, 0.9, f"VALU ×{slots['valu']}\nlatency {lat['valu']}",
+        SLOT_COLORS["valu"])
+    box(7.0, 2.3, 1.9, 1.0, f"SFU ×{slots['sfu']} (push)\nhold {config.sfu_hold}, "
+        f"latency {lat['sfu']}", SLOT_COLORS["sfu"])
+    box(9.3, 2.3, 1.4, 1.0, f"result FIFO\ndepth {config.fifo_depth}\nvpop: valu slot",
+        SLOT_COLORS["pop"])
+    box(7.0, 1.0, 1.9, 0.9, f"XLU ×{slots['xlu']}\nlatency {lat['xlu']}", SLOT_COLORS["xlu"])
+    arrow((6.4, 4.4), (7.0, 4.4))
+    arrow((7.0, 3.9), (6.4, 3.9))
+    arrow((6.4, 2.8), (7.0, 2.8))
+    arrow((8.9, 2.8), (9.3, 2.8))
+    ax.plot([10.0, 10.0], [3.3, 3.5], color="black", lw=1)
+    arrow((10.0, 3.5), (6.4, 3.5))
+    ax.text(8.0, 3.55, "vpop", fontsize=7, ha="center", va="bottom")
+    arrow((6.4, 1.8), (7.0, 1.45))
+    box(9.3, 0.6, 1.4, 1.3, f"scalar ×{slots['scalar']}\n{config.sregs} sregs\n"
+        f"latency {lat['scalar']}", "#DDDDDD")
+    arrow((8.9, 1.45), (9.3, 1.3))
+    ax.text(5.5, 0.2, f"VLIW bundle: ld {slots['ld']} · st {slots['st']} · valu "
+            f"{slots['valu']} · sfu {slots['sfu']} · xlu {slots['xlu']} · scalar "
+            f"{slots['scalar']}; in-order issue; taken branch +{config.branch_penalty}",
+            ha="center", fontsize=8)
+    ax.set_xlim(-2.1, 10.9)
+    ax.set_ylim(0, 4.9)
+    ax.set_aspect("equal")
+    ax.axis("off")
+    return fig
