@@ -1,0 +1,307 @@
+"""The framework reference sampler of speculative decoding (NumPy), Exact and Fast paths.
+
+``rejection_sample(target_logits, draft_probs, draft_token_ids, *, path, seed, noise)``
+(Leviathan et al. 2023; Chen et al. 2023). Per request, positions s = 0..S−1 in
+order: the draft token x is accepted iff ``q(x) > 0 and u·q(x) < p(x)``; at the
+first rejection a token is drawn from the residual ``max(0, p − q)`` and the
+request stops; if all S drafts are accepted a bonus token is drawn from row S.
+``tokens[r]`` holds the emitted tokens followed by ``-1``; ``num_accepted[r]``
+counts the accepted drafts (so ``num_accepted + 1`` tokens are emitted).
+
+Float32 semantics (what a kernel reproduces)
+--------------------------------------------
+* softmax of a logits row l: ``m = max(l); z = (l − m)·LOG2E; e = exp2(z)``
+  (``exp2(−∞) = 0``); ``s = sum(e)`` (NumPy's float32 pairwise sum — a kernel
+  sums in another order, so ``p`` may differ in the last bits); ``p = e / s``.
+* acceptance: ``u·q(x) < p(x)`` with the product rounded to float32.
+* residual: ``w = max(p − q, 0)`` in float32; if no ``w`` is positive, ``w = p``
+  (sample from p, with the same residual noise row). ``score_i = log2(w_i) + g_i``.
+* bonus: ``score_i = l_i·LOG2E + g_i`` over the raw logits of row S.
+* a token whose weight is 0 (``w_i = 0``, a ``−∞`` logit) or whose ``log2`` is
+  ``−∞`` (the fast log flushes subnormals) scores ``−∞``; scores are never NaN.
+* the sample is ``argmax(score)``; ties go to the lowest index.
+* Gumbel noise in base 2: ``g = −log2(−log2 u)``, which keeps the argmax
+  equivalent to ``argmax(ln w + Gumbel)`` since ``log2 = ln / ln 2`` is monotone.
+
+============  =============================================  =====================================
+path          exact                                          fast
+============  =============================================  =====================================
+exp2, log2    ``precise_exp2``, ``precise_log2`` (correctly  ``fast_exp2``, ``DEFAULT_FASTLOG2``
+              rounded float32)                               (the SFU models)
+noise g(u)    ``−precise_log2(−precise_log2 u)``             ``get_noise(noise)(u)`` (default div8)
+generator     Philox4x32-10                                  ``hw_random_words`` (``vrand``)
+============  =============================================  =====================================
+
+Random-number layout (both paths; implemented in :mod:`rslab.randomness`)
+--------------------------------------------------------------------------
+A row of random words is addressed by (seed, request r, position s, purpose);
+token i of a row gets one uint32 word; ``u = uniform_from_words(word)``.
+
+=============  ========  ==================  ==========================================
+purpose        value     position s          tokens used
+=============  ========  ==================  ==========================================
+``ACCEPT``     0         0..S−1              token 0 only: the acceptance uniform of (r, s)
+``RESIDUAL``   1         0..S−1              0..V−1: Gumbel noise of the residual sample
+``BONUS``      2         S                   0..V−1: Gumbel noise of the bonus sample
+=============  ========  ==================  ==========================================
+
+===============  ===============================================================================
+Exact (Philox)   ``key = (seed & 0xffffffff, seed >> 32)``; ``counter = (c0, s, r, purpose)``;
+                 token i: ``c0 = (i // 512)·128 + i % 128``, word ``(i // 128) % 4`` of the
+                 four output words. One 128-lane evaluation covers 512 tokens = two packed
+                 BF16 vectors: packed vector 2b holds words 0 (low halves) and 1 (high halves),
+                 packed vector 2b+1 holds words 2 and 3. Acceptance: ``c0 = 0``, word 0.
+Fast (``vrand``)  ``key = fast_key(seed, r, s, purpose)`` (host-side, ``mix32`` chain:
+                 ``h = mix32(lo ^ 0x2545F491); h = mix32(h ^ hi); h = mix32(h ^ r);
+                 key = mix32(h ^ (s << 2 | purpose))``, lo/hi the seed's 32-bit halves),
+                 ``counter = i``: word ``hw_random_words(key, i)``. Acceptance: counter 0.
+===============  ===============================================================================
+
+Kernels obtain the same numbers with :func:`random_words` / :func:`random_uniforms`
+and the same noise with :func:`gumbel_noise`. Requests are processed in chunks
+(every random number depends only on its own (r, s, purpose, i)), so a row's
+tokens never depend on its batch-mates or on R.
+
+Validation: bad input raises ``ValueError`` naming the argument; nothing is clamped.
+Draft rows must be finite, non-negative and sum to 1 within ``DRAFT_SUM_TOL``
+(absolute, sum taken in float64).
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from rslab.numerics.fastlog import (
+    DEFAULT_FASTLOG2,
+    fast_exp2,
+    precise_exp2,
+    precise_log2,
+)
+from rslab.numerics.gumbel import get_noise
+from rslab.numerics.rng import uniform_from_words
+from rslab.randomness import (
+    ACCEPT,
+    BONUS,
+    PATHS,
+    RESIDUAL,
+    check_seed,
+    fast_key,
+    philox_key,
+    philox_slot,
+    random_uniforms,
+    random_words,
+)
+
+__all__ = [
+    "ACCEPT", "BONUS", "RESIDUAL", "PATHS", "LOG2E", "DRAFT_SUM_TOL", "SampleResult",
+    "rejection_sample", "target_probs", "gumbel_noise", "residual_weights", "sample_scores",
+    "random_words", "random_uniforms", "fast_key", "philox_key", "philox_slot",
+    "uniform_from_words", "path_math", "acceptance_probability", "accepted_count_law",
+]
+
+LOG2E = np.float32(1.0 / np.log(2.0))
+DRAFT_SUM_TOL = 1e-3
+"""|Σq − 1| allowed per draft row: loose next to float32 rounding of a normalised row
+(≈ √V·2^-24 ≈ 2e-5 at V = 154,880), tight enough to catch unnormalised or truncated rows."""
+CHUNK_ELEMENTS = 1 << 21
+"""Requests are processed in chunks of about this many vocabulary entries per row set."""
+
+
+@dataclass(frozen=True)
+class SampleResult:
+    """``tokens`` int64 [R, S+1] (emitted tokens, then −1); ``num_accepted`` int64 [R]."""
+
+    tokens: np.ndarray
+    num_accepted: np.ndarray
+
+    @property
+    def num_emitted(self) -> np.ndarray:
+        """Tokens emitted per request: ``num_accepted + 1``."""
+        return self.num_accepted + 1
+
+
+@dataclass(frozen=True)
+class PathMath:
+    """The float32 functions of one path: ``exp2``, ``log2``, ``noise`` (u → g)."""
+
+    path: str
+    exp2: object
+    log2: object
+    noise: object
+
+
+def path_math(path="exact", noise="div8") -> PathMath:
+    """The exp2 / log2 / noise functions of ``path`` (``noise`` is used on the fast path only)."""
+    if path not in PATHS:
+        raise ValueError(f"path must be one of {PATHS}, got {path!r}")
+    if not isinstance(noise, str):
+        raise ValueError(f"noise must be a noise-variant name, got {noise!r}")
+    try:
+        pipeline = get_noise(noise)
+    except ValueError as exc:
+        raise ValueError(f"noise: {exc}") from None
+    if path == "exact":
+        return PathMath("exact", precise_exp2, precise_log2, get_noise("exact"))
+    return PathMath("fast", fast_exp2, DEFAULT_FASTLOG2, pipeline)
+
+
+def target_probs(logits, path="exact") -> np.ndarray:
+    """Float32 softmax over the last axis, op by op as the kernels compute it."""
+    math = path if isinstance(path, PathMath) else path_math(path)
+    l = np.asarray(logits)
+    if l.dtype != np.float32:
+        raise ValueError(f"logits must be float32, got {l.dtype}")
+    m = l.max(axis=-1, keepdims=True)
+    with np.errstate(invalid="ignore"):
+        z = (l - m) * LOG2E
+    e = math.exp2(z)
+    e[z == -np.inf] = 0
+    s = e.sum(axis=-1, dtype=np.float32, keepdims=True)
+    return e / s
+
+
+def gumbel_noise(path, seed, requests, positions, purpose, tokens, noise="div8") -> np.ndarray:
+    """Float32 base-2 Gumbel noise of ``tokens`` in rows (request, position, purpose)."""
+    math = path if isinstance(path, PathMath) else path_math(path, noise)
+    u = random_uniforms(math.path, seed, requests, positions, purpose, tokens)
+    return math.noise(u)
+
+
+def residual_weights(p, q) -> np.ndarray:
+    """``max(p − q, 0)`` in float32, replaced by ``p`` in rows where it is all zero."""
+    w = np.maximum(p - q, np.float32(0))
+    empty = ~(w > 0).any(axis=-1)
+    if empty.any():
+        w[empty] = p[empty]
+    return w
+
+
+def sample_scores(log_weights, g) -> np.ndarray:
+    """``log_weights + g`` with −∞ wherever the log-weight is −∞ (never NaN)."""
+    with np.errstate(invalid="ignore"):
+        score = log_weights + g
+    score[log_weights == -np.inf] = -np.inf
+    return score
+
+
+def acceptance_probability(p, q) -> np.ndarray:
+    """Theory: P(accept) = Σ_x q(x)·min(1, p(x)/q(x)) = Σ_x min(p(x), q(x)) (float64, last axis)."""
+    return np.minimum(np.asarray(p, np.float64), np.asarray(q, np.float64)).sum(axis=-1)
+
+
+def accepted_count_law(alphas) -> np.ndarray:
+    """Theory: P(num_accepted = k), k = 0..S, for per-position acceptance probabilities α_s.
+
+    ``P(k) = α_0 ⋯ α_{k−1} (1 − α_k)`` for k < S and ``α_0 ⋯ α_{S−1}`` for k = S.
+    """
+    a = np.asarray(alphas, np.float64)
+    reach = np.concatenate([[1.0], np.cumprod(a)])
+    return reach * np.concatenate([1.0 - a, [1.0]])
+
+
+def _check_inputs(target_logits, draft_probs, draft_token_ids):
+    l = target_logits
+    q = draft_probs
+    ids = draft_token_ids
+    for name, arr in (("target_logits", l), ("draft_probs", q), ("draft_token_ids", ids)):
+        if not isinstance(arr, np.ndarray):
+            raise ValueError(f"{name} must be a numpy array, got {type(arr).__name__}")
+    if l.dtype != np.float32:
+        raise ValueError(f"target_logits must be float32, got {l.dtype}")
+    if l.ndim != 3 or l.shape[1] < 1 or l.shape[2] < 1:
+        raise ValueError(f"target_logits must have shape [R, S+1, V] with V ≥ 1, got {l.shape}")
+    R, S1, V = l.shape
+    S = S1 - 1
+    if q.dtype != np.float32:
+        raise ValueError(f"draft_probs must be float32, got {q.dtype}")
+    if q.ndim != 3:
+        raise ValueError(f"draft_probs must have shape [R, S, V], got {q.shape}")
+    if q.shape[0] != R:
+        raise ValueError(f"draft_probs has R = {q.shape[0]}, target_logits has R = {R}")
+    if q.shape[1] != S:
+        raise ValueError(f"draft_probs has S = {q.shape[1]}, target_logits implies S = {S}")
+    if q.shape[2] != V:
+        raise ValueError(f"draft_probs has V = {q.shape[2]}, target_logits has V = {V}")
+    if ids.dtype.kind not in "ui":
+        raise ValueError(f"draft_token_ids must be integers, got {ids.dtype}")
+    if ids.ndim != 2:
+        raise ValueError(f"draft_token_ids must have shape [R, S], got {ids.shape}")
+    if ids.shape[0] != R:
+        raise ValueError(f"draft_token_ids has R = {ids.shape[0]}, target_logits has R = {R}")
+    if ids.shape[1] != S:
+        raise ValueError(f"draft_token_ids has S = {ids.shape[1]}, target_logits implies S = {S}")
+    if np.isnan(l).any():
+        raise ValueError("target_logits contains NaN")
+    if np.isposinf(l).any():
+        raise ValueError("target_logits contains +inf")
+    bad = ~np.isfinite(l).any(axis=-1)
+    if bad.any():
+        r, s = np.argwhere(bad)[0]
+        raise ValueError(f"target_logits row [{r}, {s}] has no finite logit")
+    if not np.isfinite(q).all():
+        raise ValueError("draft_probs contains NaN or inf")
+    if (q < 0).any():
+        raise ValueError("draft_probs contains negative probabilities")
+    if q.size:
+        err = np.abs(q.sum(axis=-1, dtype=np.float64) - 1.0)
+        if (err > DRAFT_SUM_TOL).any():
+            r, s = np.unravel_index(np.argmax(err), err.shape)
+            raise ValueError(f"draft_probs row [{r}, {s}] sums to {1 + err[r, s]:.6g} "
+                             f"(|sum − 1| must be ≤ {DRAFT_SUM_TOL})")
+    if ids.size and (ids.min() < 0 or ids.max() >= V):
+        raise ValueError(f"draft_token_ids must lie in [0, {V}), got range "
+                         f"[{ids.min()}, {ids.max()}]")
+    return R, S, V
+
+
+def _sample_chunk(rows, l, q, ids, math, seed, tokens, num_accepted):
+    """Sample the requests ``rows`` (global indices; their inputs are ``l, q, ids``)."""
+    S, V = q.shape[1], l.shape[2]
+    vocab = np.arange(V)
+    live = np.arange(rows.size)  # local indices of requests still drafting
+    for s in range(S):
+        if live.size == 0:
+            return
+        p = target_probs(l[live, s], math)
+        x = ids[live, s].astype(np.int64)
+        qrow = q[live, s]
+        at = np.arange(live.size)
+        qx, px = qrow[at, x], p[at, x]
+        u = random_uniforms(math.path, seed, rows[live], s, ACCEPT, [0])[:, 0]
+        accept = (qx > 0) & (u * qx < px)
+        tokens[rows[live[accept]], s] = x[accept]
+        num_accepted[rows[live[accept]]] += 1
+        reject = ~accept
+        if reject.any():
+            w = residual_weights(p[reject], qrow[reject])
+            g = gumbel_noise(math, seed, rows[live[reject]], s, RESIDUAL, vocab)
+            with np.errstate(divide="ignore"):
+                lw = math.log2(w)
+            tokens[rows[live[reject]], s] = sample_scores(lw, g).argmax(axis=-1)
+        live = live[accept]
+    if live.size:
+        g = gumbel_noise(math, seed, rows[live], S, BONUS, vocab)
+        with np.errstate(invalid="ignore"):
+            lw = l[live, S] * LOG2E
+        tokens[rows[live], S] = sample_scores(lw, g).argmax(axis=-1)
+
+
+def rejection_sample(target_logits, draft_probs, draft_token_ids, *, path="exact", seed=0,
+                     noise="div8") -> SampleResult:
+    """Speculative-decoding rejection sampling; see the module docstring for the semantics.
+
+    ``target_logits`` float32 [R, S+1, V] (−inf allowed), ``draft_probs`` float32
+    [R, S, V] (rows sum to 1), ``draft_token_ids`` int [R, S]; ``path`` "exact" or
+    "fast"; ``seed`` an integer in [0, 2^64); ``noise`` the Fast path's noise variant.
+    """
+    math = path_math(path, noise)
+    seed = check_seed(seed)
+    R, S, V = _check_inputs(target_logits, draft_probs, draft_token_ids)
+    tokens = np.full((R, S + 1), -1, dtype=np.int64)
+    num_accepted = np.zeros(R, dtype=np.int64)
+    chunk = max(1, CHUNK_ELEMENTS // V)
+    for start in range(0, R, chunk):
+        stop = min(R, start + chunk)
+        _sample_chunk(np.arange(start, stop), target_logits[start:stop], draft_probs[start:stop],
+                      draft_token_ids[start:stop], math, seed, tokens, num_accepted)
+    return SampleResult(tokens, num_accepted)
