@@ -46,9 +46,9 @@ def _mulhilo(a: np.uint32, b: np.ndarray):
 
 
 def philox4x32(counter, key, rounds: int = 10) -> np.ndarray:
-    """Philox4x32 with ``rounds`` rounds: counter ``[..., 4]``, key ``[..., 2]`` → ``[..., 4]`` uint32.
+    """Philox4x32: counter ``[..., 4]`` and key ``[..., 2]`` → ``[..., 4]`` uint32 words.
 
-    Counter and key broadcast against each other. ``rounds=10`` is Philox4x32-10.
+    Counter and key broadcast against each other; ``rounds=10`` is Philox4x32-10.
     """
     if not isinstance(rounds, (int, np.integer)) or rounds < 1:
         raise ValueError(f"rounds must be a positive integer, got {rounds!r}")

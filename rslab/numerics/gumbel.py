@@ -1,0 +1,198 @@
+"""Gumbel noise pipelines ``u → g = −log2(−log2 u)`` as the kernels compute them.
+
+Each pipeline is named and returns float32; ``trace(u)`` returns every
+intermediate, for per-value investigations. With ``fl`` the fast ``log2``
+(a ``FastLog2``):
+
+* ``naive``:   ``t = −fl(u)``, ``g = −fl(t)``. The first log's zero plateau
+  (u just below 1) gives ``t = 0`` and ``g = +inf``.
+* ``scaled``:  ``t = −(fl(u·c) − log2 c)``: the first layer's input is scaled
+  by a constant ``c < 1`` so it stays below the plateau, and the constant is
+  compensated. Unlike a clamp no probability mass is merged.
+  ``g = −fl(t)``: the second log still has its plateau at ``t ≈ 1``.
+* ``div(k)``:  same ``t``; ``g = −(fl(t/k) + log2 k)`` moves the second log's
+  plateau to ``t ≈ k`` (``div8`` and ``div14`` are ``div(8)``, ``div(14)``).
+* ``precise``: float64 ``−log2(−log2 u)``, rounded once to float32.
+
+Every float operation between the logs is float32, as on the core; the
+constants ``c``, ``log2 c`` and ``log2 k`` are float32 values computed on the host.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+
+import numpy as np
+
+from rslab.numerics.fastlog import DEFAULT_FASTLOG2, FastLog2, precise_log2
+from rslab.numerics.rng import all_uniforms
+
+SCALE_GRID_BITS = 10
+"""The first-layer scale ``c`` is a multiple of ``2^-SCALE_GRID_BITS`` (a short constant)."""
+SCALE_CHECK_POINTS = 1 << 16
+"""How many of the largest lattice uniforms ``first_layer_scale`` checks (t grows fast below)."""
+
+
+def _as_u(u) -> np.ndarray:
+    arr = np.asarray(u)
+    if arr.dtype != np.float32:
+        raise ValueError(f"u must be a float32 array, got dtype {arr.dtype}")
+    return arr
+
+
+@functools.lru_cache(maxsize=32)
+def first_layer_scale(log2: FastLog2 = DEFAULT_FASTLOG2) -> float:
+    """The first layer's scale ``c``: the largest multiple of ``2^-SCALE_GRID_BITS`` such that
+
+    every lattice uniform ``u`` gives ``u·c`` below the plateau of ``log2`` and a
+    positive, finite ``t = −(fl(u·c) − log2 c)``. Returns 1.0 if ``log2`` has no plateau.
+    """
+    lo, _ = log2.plateau()
+    if np.isnan(lo):
+        return 1.0
+    top = all_uniforms()[-SCALE_CHECK_POINTS:]
+    step = 2.0**-SCALE_GRID_BITS
+    c = np.floor(lo / step) * step
+    while c > 0.5:
+        uc = top * np.float32(c)
+        t = -(log2(uc) - np.float32(np.log2(c)))
+        if np.all(uc < lo) and np.all(np.isfinite(t)) and np.all(t > 0):
+            return float(c)
+        c -= step
+    raise ValueError("no first-layer scale in (0.5, 1) keeps t positive for this log2")
+
+
+class NoisePipeline:
+    """A named noise pipeline ``u (float32) → g (float32)``; ``trace(u)`` gives intermediates."""
+
+    def __init__(self, name: str, log2: FastLog2, divisor: float | None, scaled: bool):
+        self.name = name
+        self.log2 = log2
+        self.divisor = divisor
+        self.scaled = scaled
+        self.scale = first_layer_scale(log2) if scaled else 1.0
+
+    def __repr__(self):
+        return f"NoisePipeline({self.name!r})"
+
+    def __call__(self, u) -> np.ndarray:
+        return self.trace(u)["g"]
+
+    def trace(self, u) -> dict[str, np.ndarray]:
+        """All intermediates (float32): ``u``, ``uc``, ``l1`` (first log), ``t``, ``tk``, ``l2``,
+        ``g``."""
+        u = _as_u(u)
+        fl = self.log2
+        with np.errstate(invalid="ignore", divide="ignore"):
+            if self.scaled:
+                uc = u * np.float32(self.scale)
+                l1 = fl(uc)
+                t = -(l1 - np.float32(np.log2(self.scale)))
+            else:
+                uc = u
+                l1 = fl(u)
+                t = -l1
+            if self.divisor is None:
+                tk = t
+                l2 = fl(t)
+                g = -l2
+            else:
+                k = np.float32(self.divisor)
+                tk = t / k
+                l2 = fl(tk)
+                g = -(l2 + np.float32(np.log2(np.float64(k))))
+        return {"u": u, "uc": uc, "l1": l1, "t": t, "tk": tk, "l2": l2, "g": g}
+
+
+class PrecisePipeline(NoisePipeline):
+    """The float64 reference ``g = −log2(−log2 u)``, rounded once to float32."""
+
+    def __init__(self):
+        self.name = "precise"
+        self.log2 = None
+        self.divisor = None
+        self.scaled = False
+        self.scale = 1.0
+
+    def trace(self, u) -> dict[str, np.ndarray]:
+        u = _as_u(u)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            t = -np.log2(u.astype(np.float64))
+            g = -np.log2(t)
+        return {"u": u, "t": t.astype(np.float32), "g": g.astype(np.float32)}
+
+
+class ExactLogPipeline(NoisePipeline):
+    """``g = −precise_log2(−precise_log2 u)``: the Exact path's float32 pipeline."""
+
+    def __init__(self):
+        self.name = "exact"
+        self.log2 = None
+        self.divisor = None
+        self.scaled = False
+        self.scale = 1.0
+
+    def trace(self, u) -> dict[str, np.ndarray]:
+        u = _as_u(u)
+        t = -precise_log2(u)
+        return {"u": u, "t": t, "g": -precise_log2(t)}
+
+
+_DIV = re.compile(r"^div\(\s*([^)]+?)\s*\)$|^div(\d+(?:\.\d+)?)$")
+
+
+def parse_divisor(name: str) -> float | None:
+    """The divisor named by ``div(<float>)`` / ``div<int>``, or None for other names."""
+    m = _DIV.match(name)
+    if not m:
+        return None
+    text = m.group(1) or m.group(2)
+    try:
+        k = float(text)
+    except ValueError:
+        raise ValueError(f"noise name {name!r}: divisor {text!r} is not a number") from None
+    if not np.isfinite(k) or k <= 0:
+        raise ValueError(f"noise name {name!r}: divisor must be positive and finite, got {k}")
+    return k
+
+
+def get_noise(name: str, *, log2: FastLog2 | None = None) -> NoisePipeline:
+    """The pipeline named ``naive``, ``scaled``, ``div8``, ``div14``, ``div(<float>)``,
+    ``precise`` (float64 reference) or ``exact`` (precise float32 logs), using ``log2``
+    (default ``DEFAULT_FASTLOG2``) as the fast log."""
+    if not isinstance(name, str):
+        raise ValueError(f"name must be a string, got {type(name).__name__}")
+    if log2 is not None and not isinstance(log2, FastLog2):
+        raise ValueError(f"log2 must be a FastLog2, got {type(log2).__name__}")
+    fl = DEFAULT_FASTLOG2 if log2 is None else log2
+    key = name.strip().lower()
+    if key == "precise":
+        return PrecisePipeline()
+    if key == "exact":
+        return ExactLogPipeline()
+    if key == "naive":
+        return NoisePipeline("naive", fl, None, scaled=False)
+    if key == "scaled":
+        return NoisePipeline("scaled", fl, None, scaled=True)
+    k = parse_divisor(key)
+    if k is not None:
+        label = f"div{int(k)}" if k == int(k) else f"div({k:g})"
+        return NoisePipeline(label, fl, k, scaled=True)
+    raise ValueError(
+        f"unknown noise name {name!r}; expected naive, scaled, div8, div14, div(<float>), precise"
+    )
+
+
+def sample_uniforms(n: int, seed: int, start: int = 0) -> np.ndarray:
+    """``n`` uniforms from the hardware RNG (key ``seed``, counters ``start … start+n−1``)."""
+    from rslab.numerics.rng import hw_random_words, uniform_from_words
+
+    if not isinstance(n, (int, np.integer)) or n <= 0:
+        raise ValueError(f"n must be a positive integer, got {n!r}")
+    if not isinstance(seed, (int, np.integer)) or not 0 <= seed < 2**32:
+        raise ValueError(f"seed must be an integer in [0, 2^32), got {seed!r}")
+    if not isinstance(start, (int, np.integer)) or start < 0 or start + n > 2**32:
+        raise ValueError("start + n must fit 32-bit counters")
+    ctr = np.arange(start, start + n, dtype=np.uint64).astype(np.uint32)
+    return uniform_from_words(hw_random_words(np.uint32(seed), ctr))

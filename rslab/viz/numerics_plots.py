@@ -1,0 +1,156 @@
+"""Figures of the "Div8 diagnosis" chapter: the fast log's error, tails, plateau mass, sliders."""
+
+from __future__ import annotations
+
+import functools
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+from rslab.numerics.calibration import NOTE_SAMPLES
+from rslab.numerics.fastlog import DEFAULT_FASTLOG2, FastLog2
+from rslab.numerics.gumbel import get_noise
+from rslab.numerics.rng import all_uniforms
+
+
+def markdown_table(rows: list[dict], columns: list[str] | None = None, fmt=None) -> str:
+    """A Markdown table of ``rows`` (dicts); ``fmt(column, value) -> str`` formats cells."""
+    cols = columns or list(rows[0])
+    fmt = fmt or (lambda c, v: f"{v:.4g}" if isinstance(v, float) else str(v))
+    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    lines += ["| " + " | ".join(fmt(c, r.get(c, "")) for c in cols) + " |" for r in rows]
+    return "\n".join(lines)
+
+
+def log_error_curves(log2: FastLog2, n: int = 60_001):
+    """``x`` on [0.5, 2] (float32) and ``fl(x) − log2 x`` (float64)."""
+    x = np.linspace(0.5, 2.0, n).astype(np.float32)
+    return x, log2(x).astype(np.float64) - np.log2(x.astype(np.float64))
+
+
+def plot_log_error(configs: dict, near: float = 0.03):
+    """Error over [0.5, 2] and, near 1, the output against ``log2 x`` (one curve per config)."""
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 3.6))
+    for label, cfg in configs.items():
+        x, err = log_error_curves(cfg)
+        ax1.plot(x, err, lw=0.6, label=label)
+        xs = np.linspace(1 - near, 1 + near, 4001).astype(np.float32)
+        ax2.plot(xs, cfg(xs), lw=1.0, label=label)
+    xs = np.linspace(1 - near, 1 + near, 4001)
+    ax2.plot(xs, np.log2(xs), "k:", lw=1, label="log2 x (float64)")
+    ax1.set(xlabel="x", ylabel="fl(x) − log2(x)", title="absolute error on [0.5, 2]")
+    ax2.set(xlabel="x", ylabel="fl(x)", title="near 1: the zero plateau")
+    for ax in (ax1, ax2):
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8, loc="upper left")
+    fig.tight_layout()
+    return fig
+
+
+def plot_token_index(samples: dict, top: int = 2000):
+    """Histogram of sampled token indices (first ``top`` indices) for each sampler."""
+    fig, ax = plt.subplots(figsize=(8, 3.2))
+    bins = np.linspace(0, top, 41)
+    for label, idx in samples.items():
+        ax.hist(np.minimum(idx, top), bins=bins, histtype="step", lw=1.5, label=label,
+                density=False)
+    ax.set(xlabel=f"sampled token index (values ≥ {top} in the last bar)", ylabel="rows",
+           title="which token the argmax picks")
+    ax.legend(loc="upper right")
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    return fig
+
+
+def plot_tails(ys, tails: dict, ideal):
+    """Exact tail exceedance ``P(g > y)`` for several pipelines against the ideal law."""
+    fig, ax = plt.subplots(figsize=(8, 3.4))
+    ax.semilogy(ys, ideal, "k:", lw=1.5, label="ideal 1 − F(y)")
+    for label, t in tails.items():
+        ax.semilogy(ys, np.where(t > 0, t, np.nan), lw=1.2, label=label)
+    ax.set(xlabel="y", ylabel="P(g > y)", title="upper tail (exact, all 2^24 uniforms)")
+    ax.legend(fontsize=8, loc="lower left")
+    ax.grid(alpha=0.3, which="both")
+    fig.tight_layout()
+    return fig
+
+
+def plot_plateau_mass(ks, ideal, lattice, n: int = NOTE_SAMPLES):
+    """Expected plateau hits of the second log, ``n·P(fl(t/k) = 0)``, against the divisor ``k``."""
+    fig, ax = plt.subplots(figsize=(8, 3.4))
+    ax.semilogy(ks, np.asarray(ideal) * n, "-", label="ideal law of t")
+    ax.semilogy(ks, np.where(np.asarray(lattice) > 0, np.asarray(lattice) * n, np.nan), "o",
+                label="2^24 lattice (exact)")
+    ax.set(xlabel="divisor k", ylabel=f"plateau hits per {n:,} draws",
+           title="the second log's plateau: moved, made light, never empty (ideal t)")
+    ax.legend(loc="upper right")
+    ax.grid(alpha=0.3, which="both")
+    fig.tight_layout()
+    return fig
+
+
+def plateau_hits(log2: FastLog2, k: float, stride: int = 1) -> tuple[float, float, float]:
+    """For divisor ``k`` (1 = scaled, no divisor): exact fractions of lattice draws with
+    ``fl(t/k) = 0`` and with ``g = 0``, and the ideal-law plateau probability."""
+    name = "scaled" if k == 1 else f"div({k})"
+    tr = get_noise(name, log2=log2).trace(all_uniforms()[::stride])
+    a, b = log2.plateau()
+    ideal = 2.0 ** (-k * a) - 2.0 ** (-k * b) if not np.isnan(a) else 0.0
+    return float(np.mean(tr["l2"] == 0)), float(np.mean(tr["g"] == 0)), ideal
+
+
+def draw_plateau_frame(scale: float, base: FastLog2 = DEFAULT_FASTLOG2, stride: int = 4):
+    """Slider frame: the log with ``zero_threshold`` scaled by ``scale``; its curve near 1 and
+    the scaled pipeline's zero count (exact over the lattice, per 2^20 draws)."""
+    cfg = base.replace(zero_threshold=base.zero_threshold * scale)
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9, 3.2))
+    xs = np.linspace(0.94, 1.06, 3001).astype(np.float32)
+    ax1.plot(xs, cfg(xs), lw=1, label="fl(x)")
+    ax1.plot(xs, np.log2(xs.astype(np.float64)), "k:", lw=1, label="log2 x")
+    ax1.set(xlabel="x", ylim=(-0.09, 0.09), title=f"threshold τ = {cfg.zero_threshold:.4f}")
+    ax1.legend(fontsize=8, loc="upper left")
+    ax1.grid(alpha=0.3)
+    taus = base.zero_threshold * np.array([0.25, 0.5, 1, 1.5, 2, 3])
+    ax2.plot(taus, [_zeros_per_2_20(base.replace(zero_threshold=t), stride) for t in taus], "o-",
+             color="0.6")
+    here = _zeros_per_2_20(cfg, stride)
+    ax2.plot([cfg.zero_threshold], [here], "ro")
+    ax2.set(xlabel="τ", ylabel="zeros per 2^20 (scaled)",
+            title=f"exact zeros: {here:,.0f} per 2^20 draws")
+    ax2.grid(alpha=0.3)
+    fig.tight_layout()
+    return fig
+
+
+@functools.lru_cache(maxsize=32)
+def _zeros_per_2_20(cfg, stride):
+    u = all_uniforms()[::stride]
+    return NOTE_SAMPLES * float(np.mean(get_noise("scaled", log2=cfg)(u) == 0))
+
+
+def draw_divisor_frame(k: float, log2: FastLog2 = DEFAULT_FASTLOG2, stride: int = 4):
+    """Slider frame for divisor ``k``: the same-input error ``|g − g_precise|`` against ``t``,
+    with the exact zero count and plateau hits per 2^20 draws in the title."""
+    name = "scaled" if k == 1 else f"div({k})"
+    u = all_uniforms()[::stride]
+    tr = get_noise(name, log2=log2).trace(u)
+    ref = get_noise("precise")(u).astype(np.float64)
+    err = np.abs(tr["g"].astype(np.float64) - ref)
+    t = tr["t"].astype(np.float64)
+    edges = np.geomspace(1e-3, 25, 200)
+    idx = np.clip(np.searchsorted(edges, t) - 1, 0, edges.size - 2)
+    worst = np.zeros(edges.size - 1)
+    np.maximum.at(worst, idx, err)
+    fig, ax = plt.subplots(figsize=(8, 3.2))
+    ax.loglog(np.sqrt(edges[1:] * edges[:-1]), np.where(worst > 0, worst, np.nan), lw=1)
+    a, b = log2.plateau()
+    ax.axvspan(k * a, k * b, color="r", alpha=0.2, label="plateau of fl(t/k)")
+    zeros = NOTE_SAMPLES * float(np.mean(tr["g"] == 0))
+    hits = NOTE_SAMPLES * float(np.mean(tr["l2"] == 0))
+    ax.set(xlabel="t (second-layer input)", ylabel="max |g − g_precise| per t bin",
+           ylim=(1e-7, 1), title=f"k = {k:g}: g = 0 {zeros:,.1f}, plateau hits {hits:,.1f} "
+           "per 2^20 draws")
+    ax.legend(fontsize=8, loc="upper right")
+    ax.grid(alpha=0.3, which="both")
+    fig.tight_layout()
+    return fig
