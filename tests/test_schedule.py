@@ -1,0 +1,124 @@
+"""The modulo scheduler on textbook cases: RecMII binds, ResMII binds, MVE needed."""
+
+import numpy as np
+import pytest
+
+from rslab.machine import MachineConfig, assemble, simulate
+from rslab.schedule import (
+    Addr,
+    Op,
+    SlotModel,
+    Use,
+    analyse,
+    check_schedule,
+    expand,
+    fifo_order_ok,
+    modulo_schedule,
+    register_copies,
+)
+
+
+def test_recurrence_binds_and_names_the_circuit():
+    body = [Op("vmul.f32", "t", ("x", "v60")), Op("vadd.f32", "x", ("t", "v61"))]
+    b = analyse(body)
+    assert (b.res_mii, b.rec_mii) == (1, 6)
+    assert set(b.critical_circuit) == {"t", "x"}
+    assert b.binding.startswith("recurrence")
+    assert modulo_schedule(body).ii == 6
+
+
+def test_distance_two_recurrence_halves_recmii():
+    body = [Op("vmul.f32", "t", (Use("x", 2), "v60")), Op("vadd.f32", "x", ("t", "v61"))]
+    assert analyse(body).rec_mii == 3
+
+
+def test_resources_bind_and_sfu_hold_is_counted():
+    body = [Op("vld", "x", addr=Addr("s1", 0, 512))]
+    body += [Op("vmul.f32", f"y{k}", ("x", "v60")) for k in range(4)]
+    body += [Op("vexp2", f"@e{k}", (f"y{k}",)) for k in range(4)]
+    body += [Op("vpop", f"e{k}", (f"@e{k}",)) for k in range(4)]
+    b = analyse(body)
+    assert b.usage["sfu"] == 8 and b.usage["valu"] == 8
+    assert b.res_mii == 8 and b.rec_mii == 0
+    assert analyse(body, SlotModel().replace(sfu_hold=2)).res_mii == 12
+    assert analyse(body, SlotModel().replace(sfu_hold=2)).res_binding == "sfu"
+    s = modulo_schedule(body)
+    assert s.ii == 8
+    for slot, rows in s.mrt().items():
+        assert all(len(row) <= s.graph.model.units[slot] for row in rows)
+
+
+def test_fifo_order_condition():
+    assert fifo_order_ok([(0, 13), (2, 15)], 10)
+    assert not fifo_order_ok([(0, 15), (2, 13)], 10)      # second result popped first
+    assert fifo_order_ok([(0, 25), (8, 13)], 10) is False  # pops cross an II boundary
+    assert fifo_order_ok([(0, 13), (8, 21)], 10)
+
+
+def test_fifo_depth_bounds_ii_and_overflow_is_rejected():
+    body = []
+    for k in range(8):
+        body += [Op("vexp2", f"@e{k}", ("v1",)), Op("vpop", f"e{k}", (f"@e{k}",))]
+    shallow = SlotModel().replace(fifo_depth=4, sfu_hold=0)
+    assert analyse(body, shallow).fifo_mii == 28  # 8 entries held ≥ 13 + 1 cycles, 4 at a time
+    s = modulo_schedule(body)  # depth 16: fits
+    check_schedule(s)
+    s.graph.model = shallow
+    with pytest.raises(ValueError, match="FIFO"):
+        check_schedule(s)
+
+
+def _mve_body():
+    # x lives from its load to the last add: far longer than II = 2
+    return [Op("vld", "x", addr=Addr("s1", 0, 512)),
+            Op("vadd.f32", "a", ("x", "v60")),
+            Op("vmul.f32", "b", ("a", "v60")),
+            Op("vadd.f32", "c", ("b", "x")),
+            Op("vst", None, ("c",), addr=Addr("s2", 0, 512), name="store")]
+
+
+def test_modulo_variable_expansion_runs_correctly_on_the_machine():
+    body = _mve_body()
+    s = modulo_schedule(body, reserve_scalar=2)
+    assert s.ii == 2
+    copies = register_copies(s)
+    assert copies["x"] > 1
+    n = 11
+    exp = expand(s, n, registers=[f"v{i}" for i in range(40)])
+    assert exp.unroll == max(copies.values()) and exp.kernel_passes >= 1
+    x = np.random.default_rng(0).normal(size=(n, 128)).astype(np.float32)
+    text = "sli s1, 0\nsli s2, 65536\nvli v60, 0x3fc00000\n" + exp.text + "halt\n"
+    run = simulate(assemble(text), MachineConfig(), vmem=x)
+    got = run.read_vmem(65536, n * 128, np.float32).reshape(n, 128)
+    c = np.float32(1.5)
+    np.testing.assert_array_equal(got, (x + c) * c + x)
+    assert run.stalls["raw"] <= 3  # only the setup's constant feeds in late
+
+
+def test_unexpanded_schedule_would_be_wrong():
+    s = modulo_schedule(_mve_body(), reserve_scalar=2)
+    assert max(s.lifetimes().values()) > s.ii
+
+
+@pytest.mark.parametrize("bad", [
+    lambda: analyse([]),
+    lambda: analyse([Op("vexp2", "e", ("v1",))]),
+    lambda: analyse([Op("vexp2", "@e", ("v1",))]),
+    lambda: analyse([Op("frob", "x")]),
+    lambda: analyse([Op("vadd.f32", "x", ("v1", "v2")), Op("vadd.f32", "x", ("v1", "v2"))]),
+    lambda: Use("x", -1),
+    lambda: SlotModel(sfu_hold=-1),
+    lambda: modulo_schedule([Op("vadd.f32", "x", ("v1", "v2"))], max_stages=0),
+])
+def test_bad_input_raises_value_error(bad):
+    with pytest.raises(ValueError):
+        bad()
+
+
+def test_stage_table_covers_each_iteration_once_per_op():
+    body = _mve_body()
+    s = modulo_schedule(body, reserve_scalar=2)
+    table = s.stage_table(iterations=3)
+    cells = [c for row in table.values() for c in row]
+    assert len(cells) == 3 * len(body)
+    assert {c[0] for c in cells} == {0, 1, 2}
