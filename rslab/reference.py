@@ -12,7 +12,9 @@ Float32 semantics (what a kernel reproduces)
 --------------------------------------------
 * softmax of a logits row l: ``m = max(l); z = (l − m)·LOG2E; e = exp2(z)``
   (``exp2(−∞) = 0``); ``s = sum(e)`` (NumPy's float32 pairwise sum — a kernel
-  sums in another order, so ``p`` may differ in the last bits); ``p = e / s``.
+  sums in another order, so ``p`` may differ in the last bits);
+  ``p = e · (1/s)``: the core has no divide, so the normaliser is a reciprocal
+  (the SFU's ``vrcp``, a correctly rounded float32 ``1/s``) and a multiply.
 * acceptance: ``u·q(x) < p(x)`` with the product rounded to float32.
 * residual: ``w = max(p − q, 0)`` in float32; if no ``w`` is positive, ``w = p``
   (sample from p, with the same residual noise row). ``score_i = log2(w_i) + g_i``.
@@ -157,7 +159,7 @@ def target_probs(logits, path="exact") -> np.ndarray:
     e = math.exp2(z)
     e[z == -np.inf] = 0
     s = e.sum(axis=-1, dtype=np.float32, keepdims=True)
-    return e / s
+    return e * (np.float32(1) / s)
 
 
 def gumbel_noise(path, seed, requests, positions, purpose, tokens, noise="div8") -> np.ndarray:
