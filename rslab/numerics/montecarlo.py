@@ -1,0 +1,534 @@
+"""Monte Carlo at scale for noise pipelines, through the 2^24-point uniform lattice.
+
+Every noise pipeline maps a uniform u to g, and u takes one of 2^24 values,
+indexed by k = w >> 8 of a 32-bit random word w (``rng.uniform_from_words``).
+So g is a deterministic function of k, and a sample of N draws is fully
+described by how often each lattice index was drawn. The engine therefore
+
+1. draws the words of one seed's stream in chunks and counts k into a
+   2^24-entry table (peak memory independent of N),
+2. evaluates each candidate pipeline once per lattice point (a ``LatticeLaw``,
+   built before sampling), and
+3. turns the counts into the 64 equiprobable bin counts and the KS distance of
+   the sample's empirical CDF from F(x) = 2^(-2^(-x)).
+
+This is the same computation as running the pipeline on every sampled u
+(``per_sample_stats`` does that; the tests show both give identical bits), but
+the pipeline's cost is paid per lattice point instead of per sample. ``run``
+first draws the count tables of all seeds (multi-process over seeds), then
+evaluates the candidates on them (multi-process over candidates): memory is one
+2^24 table per seed plus one law per worker, whatever the number of samples.
+All candidates of a run see the *same* uniforms for a given seed (common random
+numbers), which makes their comparison less noisy.
+
+Streams: seed s (0 ≤ s < 2^32) draws word i (0 ≤ i < 2^32) as
+``hw_random_words(s, i)`` (the Fast path's per-lane RNG, ``rng="hw"``) or as
+word i % 4 of ``philox4x32((i // 4, 0, 0, 0), (s, 0))`` (``rng="philox"``).
+"""
+
+from __future__ import annotations
+
+import functools
+import multiprocessing as mp
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy import stats as sps
+
+from rslab.numerics.rng import (
+    HW_KEY_SALT,
+    UNIFORM_BITS,
+    all_uniforms,
+    mix32,
+    philox4x32,
+    uniform_from_words,
+)
+from rslab.numerics.stats import bin_edges, chi2_from_counts, gumbel2_cdf
+
+LATTICE_SIZE = 2**UNIFORM_BITS
+N_BINS = 64
+RNGS = ("hw", "philox")
+DEFAULT_CHUNK = 2**22
+MAX_SAMPLES_PER_SEED = 2**32
+
+
+def bin_index(g, n_bins: int = N_BINS) -> np.ndarray:
+    """Bin of each g, as ``stats.bin_counts`` bins it (bin j is [edge_j, edge_j+1))."""
+    g = np.asarray(g)
+    if np.isnan(g).any():
+        raise ValueError("g contains NaN; the bins and the KS distance are undefined")
+    return np.searchsorted(bin_edges(n_bins), g.astype(np.float64), side="right").astype(np.uint8)
+
+
+def chi2_uniform(bin_counts) -> tuple[float, float]:
+    """Pearson χ² of counts against equiprobable bins, and its p-value (df = bins - 1)."""
+    res = chi2_from_counts(np.asarray(bin_counts, dtype=np.int64))
+    return res.statistic, res.pvalue
+
+
+def _ks(f, counts) -> float:
+    """KS distance from F at sorted distinct values and the sample's count on each.
+
+    Values with count 0 may be dropped or kept: their terms never exceed a
+    neighbour's, so the result is the same bits either way (dropped when sparse).
+    """
+    nonzero = np.flatnonzero(counts)
+    if nonzero.size < counts.size // 4:
+        f, counts = f[nonzero], counts[nonzero]
+    after = np.cumsum(counts)
+    n = int(after[-1]) if after.size else 0
+    if n <= 0:
+        raise ValueError("the sample must hold at least one value")
+    d_plus = np.max(after / n - f)
+    after -= counts
+    return float(max(d_plus, np.max(f - after / n)))
+
+
+def ks_from_atoms(values, counts) -> float:
+    """KS distance sup|F_n - F| of a sample given as sorted distinct values and their counts."""
+    values = np.asarray(values)
+    counts = np.asarray(counts, dtype=np.int64)
+    if values.shape != counts.shape or values.ndim != 1:
+        raise ValueError("values and counts must be 1-d arrays of the same length")
+    return _ks(gumbel2_cdf(values), counts)
+
+
+def ks_of_sample(g) -> float:
+    """KS distance of a sample, the textbook way: sort, then max(i/N - F, F - (i-1)/N)."""
+    x = np.sort(np.asarray(g, dtype=np.float32))
+    n = x.size
+    if n == 0:
+        raise ValueError("the sample must hold at least one value")
+    if np.isnan(x).any():
+        raise ValueError("g contains NaN; the KS distance is undefined")
+    f = gumbel2_cdf(x)
+    i = np.arange(1, n + 1, dtype=np.int64)
+    return float(max(np.max(i / n - f), np.max(f - (i - 1) / n)))
+
+
+# --------------------------------------------------------------------------- streams
+
+def _check_seed(seed) -> int:
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+        raise ValueError(f"seed must be an integer, got {seed!r}")
+    if not 0 <= int(seed) < 2**32:
+        raise ValueError(f"seed must be in [0, 2^32), got {seed}")
+    return int(seed)
+
+
+def _check_samples(n) -> int:
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
+        raise ValueError(f"samples must be an integer, got {n!r}")
+    if not 0 < int(n) <= MAX_SAMPLES_PER_SEED:
+        raise ValueError(f"samples per seed must be in [1, 2^32], got {n}")
+    return int(n)
+
+
+def _check_rng(rng) -> str:
+    if rng not in RNGS:
+        raise ValueError(f"rng must be one of {RNGS}, got {rng!r}")
+    return rng
+
+
+def stream_words(seed: int, start: int, stop: int, rng: str = "hw") -> np.ndarray:
+    """Words ``start .. stop-1`` of seed ``seed``'s stream (uint32)."""
+    seed = _check_seed(seed)
+    _check_rng(rng)
+    if not 0 <= start <= stop <= MAX_SAMPLES_PER_SEED:
+        raise ValueError(f"need 0 <= start <= stop <= 2^32, got start={start}, stop={stop}")
+    if rng == "hw":
+        # hw_random_words(seed, i) = mix32(i ^ mix32(seed ^ salt)), inlined in place for speed.
+        x = np.arange(start, stop, dtype=np.uint64).astype(np.uint32)
+        x ^= mix32(np.uint32(seed) ^ HW_KEY_SALT)
+        with np.errstate(over="ignore"):
+            x ^= x >> np.uint32(16)
+            x *= np.uint32(0x7FEB352D)
+            x ^= x >> np.uint32(15)
+            x *= np.uint32(0x846CA68B)
+            x ^= x >> np.uint32(16)
+        return x
+    first, last = start // 4, -(-stop // 4)
+    ctr = np.zeros((last - first, 4), dtype=np.uint32)
+    ctr[:, 0] = np.arange(first, last, dtype=np.uint64).astype(np.uint32)
+    words = philox4x32(ctr, np.array([seed, 0], dtype=np.uint32)).reshape(-1)
+    return words[start - 4 * first: stop - 4 * first]
+
+
+def _chunks(n: int, chunk: int):
+    for start in range(0, n, chunk):
+        yield start, min(n, start + chunk)
+
+
+def _check_chunk(chunk) -> int:
+    if isinstance(chunk, bool) or not isinstance(chunk, (int, np.integer)) or chunk <= 0:
+        raise ValueError(f"chunk must be a positive integer, got {chunk!r}")
+    return int(chunk)
+
+
+def lattice_counts(seed: int, n: int, *, rng: str = "hw", chunk: int = DEFAULT_CHUNK,
+                   on_chunk=None) -> np.ndarray:
+    """How often each lattice index k = w >> 8 occurs among the first n words of a seed."""
+    n = _check_samples(n)
+    chunk = _check_chunk(chunk)
+    counts = np.zeros(LATTICE_SIZE, dtype=np.uint32 if n < 2**32 else np.uint64)
+    one = counts.dtype.type(1)
+    for start, stop in _chunks(n, chunk):
+        k = stream_words(seed, start, stop, rng) >> np.uint32(32 - UNIFORM_BITS)
+        np.add.at(counts, k, one)
+        if on_chunk is not None:
+            on_chunk(stop - start)
+    return counts
+
+
+# --------------------------------------------------------------------------- laws
+
+@functools.lru_cache(maxsize=1)
+def lattice_uniforms() -> np.ndarray:
+    """``all_uniforms()``, computed once per process (read-only)."""
+    u = all_uniforms()
+    u.setflags(write=False)
+    return u
+
+
+@dataclass(frozen=True)
+class LatticeLaw:
+    """One pipeline's output over the whole lattice: g as a function of the lattice index k.
+
+    Built once per candidate (sorting the 2^24 outputs); it turns any lattice
+    counts into bin counts and a KS distance with one pass, and gives the exact
+    law (every lattice point once).
+    """
+
+    name: str
+    order: np.ndarray = field(repr=False)  # lattice indices sorted by g (stable)
+    ends: np.ndarray = field(repr=False)  # last sorted position of each distinct value
+    atom_values: np.ndarray = field(repr=False)  # the distinct values of g, increasing
+    atom_cdf: np.ndarray = field(repr=False)  # F at each distinct value
+    bin_sizes: np.ndarray = field(repr=False)  # lattice points per bin (64)
+    bin_atom_edges: np.ndarray = field(repr=False)  # atoms in bins 0..j, for j = 0..63
+
+    @classmethod
+    def build(cls, name: str, values) -> LatticeLaw:
+        values = np.ascontiguousarray(values, dtype=np.float32)
+        if values.shape != (LATTICE_SIZE,):
+            raise ValueError(f"{name}: values must hold g for all 2^24 lattice points, "
+                             f"got shape {values.shape}")
+        if np.isnan(values).any():
+            raise ValueError(f"{name}: g contains NaN; the bins and the KS distance are undefined")
+        order = np.argsort(values, kind="stable").astype(np.int32)
+        sorted_values = values[order]
+        ends = np.append(np.flatnonzero(sorted_values[1:] != sorted_values[:-1]),
+                         LATTICE_SIZE - 1).astype(np.int32)
+        atoms = sorted_values[ends]
+        # atoms in bins 0..j are those below edge j (bin j is [edge_{j-1}, edge_j))
+        edges = np.append(np.searchsorted(atoms.astype(np.float64), bin_edges(N_BINS),
+                                          side="left"), atoms.size)
+        lattice_below = np.concatenate([[0], ends.astype(np.int64) + 1])[edges]
+        bin_sizes = np.diff(lattice_below, prepend=0)
+        return cls(name, order, ends, atoms, gumbel2_cdf(atoms), bin_sizes, edges)
+
+    @classmethod
+    def of(cls, name: str, pipeline) -> LatticeLaw:
+        """The law of ``pipeline`` (a callable u → g on float32 arrays)."""
+        return cls.build(name, pipeline(lattice_uniforms()))
+
+    def atom_counts(self, counts) -> np.ndarray:
+        """How many of the counted lattice points fall on each distinct value (int64)."""
+        if np.shape(counts) != (LATTICE_SIZE,):
+            raise ValueError(f"counts must have one entry per lattice point, "
+                             f"got shape {np.shape(counts)}")
+        sorted_counts = np.asarray(counts)[self.order]
+        if sorted_counts.dtype not in (np.uint32, np.uint64, np.int64):
+            raise ValueError(f"counts must be uint32, uint64 or int64, got {sorted_counts.dtype}")
+        # the running total never exceeds the sample size, which fits the counts' dtype
+        cum = np.add.accumulate(sorted_counts, dtype=sorted_counts.dtype)[self.ends]
+        out = np.empty(cum.size, dtype=np.int64)
+        out[0] = cum[0]
+        np.subtract(cum[1:], cum[:-1], out=out[1:], casting="unsafe")
+        return out
+
+    def sample_stats(self, counts: np.ndarray) -> tuple[np.ndarray, float]:
+        """(64 bin counts, KS distance) of a sample given how often each lattice point was drawn."""
+        per_atom = self.atom_counts(counts)
+        cum = np.concatenate([[0], np.cumsum(per_atom)])
+        bins = np.diff(cum[self.bin_atom_edges], prepend=0)
+        return bins, _ks(self.atom_cdf, per_atom)
+
+    # the exact law
+    def atoms(self) -> tuple[np.ndarray, np.ndarray]:
+        """Sorted distinct values of g and their exact probabilities."""
+        return self.atom_values, np.diff(self.ends, prepend=-1) / LATTICE_SIZE
+
+    def lattice_at_most(self, y) -> np.ndarray:
+        """How many lattice points give g ≤ y (int64, for each y)."""
+        below = np.searchsorted(self.atom_values, np.asarray(y, dtype=np.float64), side="right")
+        return np.where(below > 0, self.ends[below - 1].astype(np.int64) + 1, 0)
+
+    def bin_probabilities(self) -> np.ndarray:
+        """Exact probability of each of the 64 bins."""
+        return self.bin_sizes / LATTICE_SIZE
+
+    def noncentrality(self) -> float:
+        """λ = Σ (p_j - q_j)² / q_j: the expected χ² grows like 63 + N·λ."""
+        p = self.bin_probabilities()
+        q = 1.0 / N_BINS
+        return float(((p - q) ** 2 / q).sum())
+
+    def exact_ks(self) -> float:
+        """sup|F_law - F| of the exact law (what a sample's KS distance converges to)."""
+        after = self.ends.astype(np.int64) + 1
+        before = np.concatenate([[0], after[:-1]])
+        return float(max(np.max(after / LATTICE_SIZE - self.atom_cdf),
+                         np.max(self.atom_cdf - before / LATTICE_SIZE)))
+
+
+def predicted_chi2(lam: float, n: int, n_bins: int = N_BINS):
+    """The law of the χ² of n samples with noncentrality λ: ``scipy.stats.ncx2(bins-1, n·λ)``."""
+    if not np.isfinite(lam) or lam < 0:
+        raise ValueError(f"lam must be a finite non-negative number, got {lam}")
+    if n <= 0:
+        raise ValueError(f"n must be positive, got {n}")
+    return sps.ncx2(n_bins - 1, n * lam)
+
+
+# --------------------------------------------------------------------------- runs
+
+@dataclass
+class CandidateResult:
+    """Per-seed and pooled statistics of one candidate."""
+
+    name: str
+    seeds: list[int]
+    samples_per_seed: int
+    bin_counts: np.ndarray  # (seeds, 64) int64
+    ks: np.ndarray  # (seeds,)
+    lam: float = float("nan")  # exact noncentrality of the candidate's law
+    exact_ks: float = float("nan")  # exact KS distance of the candidate's law
+    extra: dict = field(default_factory=dict)  # what ``evaluate(extra=...)`` computed
+
+    @property
+    def chi2_per_seed(self) -> np.ndarray:
+        return np.array([chi2_uniform(row)[0] for row in self.bin_counts])
+
+    @property
+    def pooled_counts(self) -> np.ndarray:
+        return self.bin_counts.sum(axis=0)
+
+    @property
+    def chi2(self) -> float:
+        """χ² of the bin counts pooled over all seeds."""
+        return chi2_uniform(self.pooled_counts)[0]
+
+    @property
+    def chi2_p(self) -> float:
+        return chi2_uniform(self.pooled_counts)[1]
+
+    @property
+    def mean_ks(self) -> float:
+        """Mean of the per-seed KS distances."""
+        return float(np.mean(self.ks))
+
+    @property
+    def total_samples(self) -> int:
+        return self.samples_per_seed * len(self.seeds)
+
+    def summary(self) -> dict:
+        return {"name": self.name, "seeds": len(self.seeds), "samples": self.total_samples,
+                "mean_ks": self.mean_ks, "chi2": self.chi2, "chi2_p": self.chi2_p,
+                "lam": self.lam, "exact_ks": self.exact_ks}
+
+
+@dataclass
+class MonteCarloResult:
+    """Results of ``run``: one ``CandidateResult`` per candidate, all on the same streams."""
+
+    candidates: dict[str, CandidateResult]
+    seeds: list[int]
+    samples_per_seed: int
+    rng: str
+    seconds_sampling: float
+    seconds_evaluating: float
+
+    def __getitem__(self, name) -> CandidateResult:
+        return self.candidates[name]
+
+    @property
+    def samples(self) -> int:
+        return self.samples_per_seed * len(self.seeds)
+
+
+def _check_processes(processes) -> int:
+    if isinstance(processes, bool) or not isinstance(processes, (int, np.integer)) \
+            or processes < 1:
+        raise ValueError(f"processes must be a positive integer, got {processes!r}")
+    return int(processes)
+
+
+def _check_seeds(seeds) -> list[int]:
+    seeds = [_check_seed(s) for s in seeds]
+    if not seeds:
+        raise ValueError("seeds must not be empty")
+    if len(set(seeds)) != len(seeds):
+        raise ValueError(f"seeds must be distinct, got {seeds}")
+    return seeds
+
+
+_SHARED = {}
+
+
+def _bump(n):
+    counter = _SHARED.get("counter")
+    if counter is not None:
+        with counter.get_lock():
+            counter.value += n
+
+
+def _count_task(args):
+    seed, n, rng, chunk = args
+    return seed, lattice_counts(seed, n, rng=rng, chunk=chunk, on_chunk=_bump)
+
+
+def _progress_bar(total, progress, desc, unit):
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, unit=unit, unit_scale=True, desc=desc, disable=not progress,
+                leave=False)
+
+
+def _pool_map(fn, tasks, processes, bar, counter=None):
+    """Map ``fn`` over ``tasks`` in forked workers, advancing ``bar`` (by ``counter`` if given)."""
+    ctx = mp.get_context("fork")
+    out = []
+    with ctx.Pool(processes) as pool:
+        pending = pool.imap(fn, tasks)
+        seen = 0
+        for _ in tasks:
+            while True:
+                try:
+                    item = pending.next(timeout=0.2)
+                    break
+                except mp.TimeoutError:
+                    if counter is not None:
+                        bar.update(counter.value - seen)
+                        seen = counter.value
+            out.append(item)
+            if counter is None:
+                bar.update(1)
+        if counter is not None:
+            bar.update(counter.value - seen)
+    return out
+
+
+def draw_counts(seeds, samples_per_seed: int, *, processes: int = 1, chunk: int = DEFAULT_CHUNK,
+                rng: str = "hw", progress: bool = True) -> dict[int, np.ndarray]:
+    """Lattice counts of each seed's first ``samples_per_seed`` words (multi-process over seeds)."""
+    seeds = _check_seeds(seeds)
+    n = _check_samples(samples_per_seed)
+    chunk = _check_chunk(chunk)
+    _check_rng(rng)
+    processes = min(_check_processes(processes), len(seeds))
+    tasks = [(s, n, rng, chunk) for s in seeds]
+    bar = _progress_bar(n * len(seeds), progress, "sampling", "sample")
+    try:
+        if processes == 1:
+            pairs = [(s, lattice_counts(s, n, rng=rng, chunk=chunk, on_chunk=bar.update))
+                     for s, *_ in tasks]
+        else:
+            counter = mp.get_context("fork").Value("q", 0)
+            _SHARED["counter"] = counter
+            pairs = _pool_map(_count_task, tasks, processes, bar, counter)
+    finally:
+        _SHARED.pop("counter", None)
+        bar.close()
+    return dict(pairs)
+
+
+def _evaluate_task(item):
+    name, pipeline = item
+    law = LatticeLaw.of(name, pipeline)
+    counts = _SHARED["counts"]
+    stats = [law.sample_stats(counts[s]) for s in _SHARED["seeds"]]
+    extra = _SHARED["extra"](law) if _SHARED["extra"] else {}
+    return name, stats, law.noncentrality(), law.exact_ks(), extra
+
+
+def evaluate(pipelines: dict, counts: dict[int, np.ndarray], *, processes: int = 1,
+             progress: bool = True, extra=None) -> dict[str, CandidateResult]:
+    """Per-seed bin counts and KS of every pipeline on the given lattice counts.
+
+    ``pipelines`` maps a name to a callable u → g (float32). Multi-process over
+    candidates; each worker builds one ``LatticeLaw`` at a time. ``extra(law) ->
+    dict``, if given, is computed on each law too (``CandidateResult.extra``).
+    """
+    if not pipelines:
+        raise ValueError("pipelines must not be empty")
+    for name, pipe in pipelines.items():
+        if not callable(pipe):
+            raise ValueError(f"pipeline {name!r} must be callable u -> g")
+    seeds = list(counts)
+    sizes = {int(counts[s].sum()) for s in seeds}
+    if len(sizes) != 1:
+        raise ValueError("all seeds must have the same number of samples")
+    processes = min(_check_processes(processes), len(pipelines))
+    items = list(pipelines.items())
+    if extra is not None and not callable(extra):
+        raise ValueError("extra must be a callable law -> dict")
+    _SHARED.update(counts=counts, seeds=seeds, extra=extra)
+    bar = _progress_bar(len(items), progress, "candidates", "cand")
+    try:
+        if processes == 1:
+            pairs = []
+            for item in items:
+                pairs.append(_evaluate_task(item))
+                bar.update(1)
+        else:
+            pairs = _pool_map(_evaluate_task, items, processes, bar)
+    finally:
+        for key in ("counts", "seeds", "extra"):
+            _SHARED.pop(key, None)
+        bar.close()
+    n = sizes.pop()
+    out = {}
+    for name, stats, lam, exact_ks, more in pairs:
+        bins = np.stack([b for b, _ in stats])
+        ks = np.array([k for _, k in stats])
+        out[name] = CandidateResult(name, seeds, n, bins, ks, lam, exact_ks, more)
+    return out
+
+
+def run(pipelines: dict, seeds, samples_per_seed: int, *, processes: int = 1,
+        chunk: int = DEFAULT_CHUNK, rng: str = "hw", progress: bool = True,
+        extra=None) -> MonteCarloResult:
+    """Sample every pipeline on the streams of ``seeds``: ``samples_per_seed`` draws each.
+
+    All candidates see the same uniforms (common random numbers). Results do
+    not depend on ``processes`` or ``chunk``. Memory: one 2^24 count table per
+    seed, whatever the number of samples.
+    """
+    if not isinstance(pipelines, dict) or not pipelines:
+        raise ValueError("pipelines must be a non-empty dict of name -> callable")
+    start = time.perf_counter()
+    counts = draw_counts(seeds, samples_per_seed, processes=processes, chunk=chunk, rng=rng,
+                         progress=progress)
+    mid = time.perf_counter()
+    cands = evaluate(pipelines, counts, processes=processes, progress=progress, extra=extra)
+    end = time.perf_counter()
+    return MonteCarloResult(cands, list(counts), int(samples_per_seed), rng, mid - start, end - mid)
+
+
+def per_sample_stats(pipeline, seed: int, n: int, *, rng: str = "hw",
+                     chunk: int = DEFAULT_CHUNK) -> tuple[np.ndarray, float]:
+    """(64 bin counts, KS) by running ``pipeline`` on every sampled u — the slow reference.
+
+    Holds all N outputs in memory for the KS sort; meant for small runs.
+    """
+    n = _check_samples(n)
+    chunk = _check_chunk(chunk)
+    outputs = []
+    bins = np.zeros(N_BINS, dtype=np.int64)
+    for start, stop in _chunks(n, chunk):
+        g = np.asarray(pipeline(uniform_from_words(stream_words(seed, start, stop, rng))))
+        bins += np.bincount(bin_index(g), minlength=N_BINS)
+        outputs.append(g.astype(np.float32))
+    return bins, ks_of_sample(np.concatenate(outputs))
