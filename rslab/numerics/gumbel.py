@@ -63,6 +63,26 @@ def first_layer_scale(log2: FastLog2 = DEFAULT_FASTLOG2) -> float:
     raise ValueError("no first-layer scale in (0.5, 1) keeps t positive for this log2")
 
 
+def second_layer_parts(t, divisor: float | None, log2: FastLog2):
+    """The second layer from t: ``(tk, l2, g)`` with tk = t/k, l2 = fl(tk), g = −(l2 + log2 k).
+
+    ``divisor=None`` is the plain second log (tk = t, g = −fl(t)). All float32.
+    """
+    with np.errstate(invalid="ignore", divide="ignore"):
+        if divisor is None:
+            l2 = log2(t)
+            return t, l2, -l2
+        k = np.float32(divisor)
+        tk = t / k
+        l2 = log2(tk)
+        return tk, l2, -(l2 + np.float32(np.log2(np.float64(k))))
+
+
+def second_layer(t, divisor: float | None, log2: FastLog2) -> np.ndarray:
+    """g from the first layer's output t (see ``second_layer_parts``)."""
+    return second_layer_parts(t, divisor, log2)[2]
+
+
 class NoisePipeline:
     """A named noise pipeline ``u (float32) → g (float32)``; ``trace(u)`` gives intermediates."""
 
@@ -93,15 +113,7 @@ class NoisePipeline:
                 uc = u
                 l1 = fl(u)
                 t = -l1
-            if self.divisor is None:
-                tk = t
-                l2 = fl(t)
-                g = -l2
-            else:
-                k = np.float32(self.divisor)
-                tk = t / k
-                l2 = fl(tk)
-                g = -(l2 + np.float32(np.log2(np.float64(k))))
+        tk, l2, g = second_layer_parts(t, self.divisor, fl)
         return {"u": u, "uc": uc, "l1": l1, "t": t, "tk": tk, "l2": l2, "g": g}
 
 

@@ -33,7 +33,7 @@ import numpy as np
 from rslab.numerics import montecarlo as mc
 from rslab.numerics import stats, tails
 from rslab.numerics.fastlog import DEFAULT_FASTLOG2, FastLog2
-from rslab.numerics.gumbel import get_noise
+from rslab.numerics.gumbel import get_noise, second_layer
 
 INTEGER_DIVISORS = tuple(float(k) for k in range(2, 17))
 NON_INTEGER_DIVISORS = (2.5, 3.5, 6.5, 9.5, 10.5, 12.5, 13.5, 14.5, 15.5, math.e, math.pi)
@@ -185,13 +185,6 @@ def stage_rows(result: mc.MonteCarloResult, divisors, baseline_name: str | None)
 def _first_layer(log2: FastLog2) -> np.ndarray:
     """t over the lattice (the first layer is the same for every divisor)."""
     return get_noise("div8", log2=log2).trace(mc.lattice_uniforms())["t"]
-
-
-def second_layer(t: np.ndarray, k: float, log2: FastLog2) -> np.ndarray:
-    """g = −(fl(t/k) + log2 k) in float32, exactly as ``get_noise("div(k)")`` computes it."""
-    kf = np.float32(k)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return -(log2(t / kf) + np.float32(np.log2(np.float64(kf))))
 
 
 def exact_row(name: str, g: np.ndarray, tail_ys=(8.0, 12.0, 16.0, 20.0)) -> dict:
