@@ -1,12 +1,14 @@
 # rslab: build the book, run the tests, open the chapters, run the benchmarks.
+#   make book   the book at RSLAB_SCALE=book (default), executing every page
+#   make test   ruff + pytest (every page at quick) + the book at quick + a headless-browser test
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 RSLAB_SCALE ?= book
-export MPLBACKEND := Agg
+CHROMIUM := /usr/bin/chromium
 
-.PHONY: all book test lint pytest lab bench clean
+.PHONY: all venv book test lint pytest book-quick browser-test chromium web-assets lab bench clean
 
 all: test
 
@@ -19,16 +21,31 @@ $(STAMP): requirements.txt pyproject.toml
 
 venv: $(STAMP)
 
-book: $(STAMP)
+# require.js, the ipywidgets html-manager and MathJax from the npm registry (pinned
+# checksums) into book/_static/vendor, so the rendered book needs no CDN.
+web-assets:
+	bash tools/fetch_web_assets.sh
+
+book: $(STAMP) web-assets
 	RSLAB_SCALE=$(RSLAB_SCALE) $(BIN)/python -m rslab.bookbuild --strict
 
 lint: $(STAMP)
-	$(BIN)/ruff check rslab tests
+	$(BIN)/ruff check rslab tests _ext
 
 pytest: $(STAMP)
-	RSLAB_SCALE=quick $(BIN)/python -m pytest -q
+	RSLAB_SCALE=quick $(BIN)/python -m pytest -q -m "not browser"
 
-test: lint pytest
+book-quick: $(STAMP) web-assets
+	RSLAB_SCALE=quick $(BIN)/python -m rslab.bookbuild --strict
+
+# Debian's chromium for the browser test (CI runs as root on a machine without it).
+chromium:
+	test -x $(CHROMIUM) || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium)
+
+browser-test: $(STAMP) chromium
+	RSLAB_REQUIRE_BOOK=1 $(BIN)/python -m pytest -q -m browser tests/browser
+
+test: lint pytest book-quick browser-test
 
 lab: $(STAMP)
 	$(BIN)/jupyter lab --ServerApp.contents_manager_class=jupytext.TextFileContentsManager book/

@@ -1,18 +1,26 @@
 """Build the book: ``jupyter-book build . --all -W -n --keep-going``, then print
 how long each page took to execute.
 
-``python -m rslab.bookbuild [--strict] [--path DIR]``. Exit status is the
-build's: a page that fails to execute, or any Sphinx warning, fails it.
+``python -m rslab.bookbuild [--strict] [--path DIR]``. First fetches the pages'
+JavaScript (``tools/fetch_web_assets.sh``, a no-op once fetched) so the book works
+offline. Exit status is the build's: a page that fails to execute, or any Sphinx
+warning, fails it; so does a built page that loads a script or style sheet from
+another host.
 """
 
 import argparse
 import re
+import shutil
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 EXECUTED = re.compile(r"(\S+): Executed notebook in ([0-9.]+) seconds")
+REMOTE_ASSET = re.compile(
+    r"<(?:script|link|img|iframe)\b[^>]{0,500}?\b(?:src|href)=[\"']((?:https?:)?//[^\"'\s]+)",
+    re.IGNORECASE)
+CDN_HOST = re.compile(r"[\w.-]{0,40}(?:jsdelivr|unpkg|cdnjs)[\w./@-]{0,80}", re.IGNORECASE)
 
 
 def page_times(log: str) -> list[tuple[str, float]]:
@@ -20,11 +28,33 @@ def page_times(log: str) -> list[tuple[str, float]]:
     return [(Path(m.group(1)).name, float(m.group(2))) for m in EXECUTED.finditer(log)]
 
 
+def remote_assets(html_dir: Path) -> dict[str, list[str]]:
+    """Pages of a built book that load a script, style sheet, image or frame from another host."""
+    found = {}
+    for page in sorted(html_dir.rglob("*.html")):
+        text = page.read_text(encoding="utf-8", errors="replace")
+        urls = REMOTE_ASSET.findall(text) + CDN_HOST.findall(text)
+        if urls:
+            found[str(page.relative_to(html_dir))] = sorted(set(urls))
+    return found
+
+
+def fetch_web_assets(root: Path) -> int:
+    """Run ``tools/fetch_web_assets.sh`` (npm pack, pinned checksums) if the book has it."""
+    script = root / "tools" / "fetch_web_assets.sh"
+    return subprocess.call(["bash", str(script)]) if script.is_file() else 0
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m rslab.bookbuild", description=__doc__)
     parser.add_argument("--path", default=".", help="book root (default: .)")
     parser.add_argument("--strict", action="store_true", help="-W -n --keep-going")
     args = parser.parse_args(argv)
+    if fetch_web_assets(Path(args.path)) != 0:
+        print("could not fetch the book's JavaScript (tools/fetch_web_assets.sh)", file=sys.stderr)
+        return 1
+    for stale in ("html", "jupyter_execute", "screenshots"):  # pages of removed chapters
+        shutil.rmtree(Path(args.path) / "_build" / stale, ignore_errors=True)
     cmd = [str(Path(sys.executable).with_name("jupyter-book")), "build", args.path, "--all"]
     if args.strict:
         cmd += ["-W", "-n", "--keep-going"]
@@ -41,10 +71,15 @@ def main(argv=None) -> int:
     for page, seconds in times:
         print(f"  {seconds:8.1f} s  {page}")
     print(f"  {sum(s for _, s in times):8.1f} s  all pages; whole build {total:.1f} s")
-    if rc == 0 and not (Path(args.path) / "_build" / "html" / "index.html").exists():
+    html_dir = Path(args.path) / "_build" / "html"
+    if rc == 0 and not (html_dir / "index.html").exists():
         print("build reported success but _build/html/index.html is missing", file=sys.stderr)
         return 1
-    return rc
+    remote = remote_assets(html_dir) if html_dir.is_dir() else {}
+    for page, urls in remote.items():
+        print(f"{page} loads from another host (the book must work offline): {', '.join(urls)}",
+              file=sys.stderr)
+    return rc or (1 if remote else 0)
 
 
 if __name__ == "__main__":

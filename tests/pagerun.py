@@ -1,5 +1,7 @@
 """Execute book pages (MyST Markdown notebooks) the way the book build does."""
 
+import base64
+import re
 from pathlib import Path
 
 import jupytext
@@ -8,6 +10,8 @@ import yaml
 from nbclient import NotebookClient
 
 ROOT = Path(__file__).resolve().parents[1]
+WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
+NUMPY_REPR = re.compile(r"^np\.\w+\(")
 
 
 def toc_pages(root: Path = ROOT) -> list[Path]:
@@ -27,10 +31,58 @@ def toc_pages(root: Path = ROOT) -> list[Path]:
     return [root / f"{name}.md" for name in files]
 
 
+def slider_figures(nb: nbformat.NotebookNode) -> list[list[bytes]]:
+    """The PNG frames of every slider figure in an executed page, read from the widget state
+    the page stores for the static HTML: a ``Stack`` of ``Image`` widgets whose
+    ``selected_index`` a client-side link drives."""
+    state = nb.metadata.get("widgets", {}).get(WIDGET_STATE, {}).get("state", {})
+    linked = {m["state"]["target"][0].removeprefix("IPY_MODEL_")
+              for m in state.values() if m["model_name"] == "LinkModel"
+              and m["state"].get("target", [None, None])[1] == "selected_index"}
+    figures = []
+    for model_id in sorted(linked):
+        stack = state.get(model_id, {})
+        frames = []
+        for ref in stack.get("state", {}).get("children", []):
+            image = state.get(ref.removeprefix("IPY_MODEL_"), {})
+            buffers = [b for b in image.get("buffers", []) if b["path"] == ["value"]]
+            if image.get("model_name") == "ImageModel" and buffers:
+                frames.append(base64.b64decode(buffers[0]["data"]))
+        figures.append(frames)
+    return figures
+
+
+def numpy_glues(nb: nbformat.NotebookNode) -> list[tuple[str, str]]:
+    """(name, text) of every ``glue`` whose text is a NumPy scalar repr such as
+    ``np.float64(3.0)``: the page would print it verbatim, and a format spec
+    (``{glue:text}`name:.2f```) fails the -W build. Glue ``float(x)``/``int(x)`` instead."""
+    found = []
+    for cell in nb.cells:
+        for out in cell.get("outputs", []):
+            record = out.get("metadata", {}).get("scrapbook", {})
+            data = out.get("data", {})
+            name = record.get("name")
+            plain = record.get("mime_prefix", "") + "text/plain"
+            text = data.get(plain, data.get("text/plain", ""))
+            if name and NUMPY_REPR.match(text):
+                found.append((name, text))
+    return found
+
+
 def execute_page(path: Path, timeout: int = 900) -> nbformat.NotebookNode:
-    """Run every cell of a page in a fresh kernel; raise ``CellExecutionError`` on failure."""
+    """Run every cell of a page in a fresh kernel; raise ``CellExecutionError`` on failure,
+    and ``ValueError`` if a slider figure shows the same picture at every position or a
+    glued value is a NumPy scalar (see ``numpy_glues``)."""
     nb = jupytext.read(path)
     client = NotebookClient(nb, timeout=timeout, kernel_name="python3",
                             resources={"metadata": {"path": str(path.parent)}})
     client.execute()
+    for frames in slider_figures(nb):
+        if len(frames) > 1 and len(set(frames)) == 1:
+            raise ValueError(f"{path.name}: a slider figure draws the same picture for all "
+                             f"{len(frames)} values (does draw(value) use its value?)")
+    bad = numpy_glues(nb)
+    if bad:
+        raise ValueError(f"{path.name}: glued NumPy scalars print as their repr and break "
+                         f"format specs under -W; glue float(x) or int(x): {bad}")
     return nb

@@ -22,5 +22,4 @@ def test_every_book_page_is_in_the_toc():
 @pytest.mark.parametrize("page", PAGES, ids=[p.stem for p in PAGES])
 def test_page_executes(page, monkeypatch):
     monkeypatch.setenv("RSLAB_SCALE", os.environ.get("RSLAB_SCALE", "quick"))
-    monkeypatch.setenv("MPLBACKEND", "Agg")
     execute_page(page)

@@ -30,11 +30,13 @@ raise RuntimeError("this cell fails on purpose")
 
 @pytest.fixture
 def failing_book(tmp_path):
-    """A one-page book using the project's own _config.yml, whose page raises."""
+    """A one-page book using the project's own configuration, whose page raises."""
     (tmp_path / "book").mkdir()
     (tmp_path / "book" / "broken.md").write_text(FAILING_PAGE)
-    shutil.copy(ROOT / "_config.yml", tmp_path / "_config.yml")
-    shutil.copy(ROOT / "references.bib", tmp_path / "references.bib")
+    for name in ("_config.yml", "references.bib"):
+        shutil.copy(ROOT / name, tmp_path / name)
+    for name in ("_ext", "book/_static", "tools"):
+        (tmp_path / name).symlink_to(ROOT / name, target_is_directory=True)
     (tmp_path / "_toc.yml").write_text("format: jb-book\nroot: book/broken\n")
     return tmp_path
 

@@ -80,4 +80,6 @@ def _load_benchmarks():
         importlib.import_module(module)
 
 
-BENCHMARK_MODULES: list[str] = []
+BENCHMARK_MODULES: list[str] = ["rslab.reference_bench", "rslab.numerics.bench",
+                                 "rslab.numerics.search_bench", "rslab.kernels.pipeline_bench",
+                                 "rslab.machine.bench", "rslab.kernels.bench"]
