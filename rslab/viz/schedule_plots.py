@@ -41,12 +41,20 @@ def plot_dependence_graph(schedule, *, ax=None, title=None):
         op = g.ops[k]
         ax.scatter([x[k]], [y[k]], s=60, color=_colour(op), zorder=3)
         ax.text(x[k] + 0.4, y[k], f"{op.label} ({op.opcode})", va="center", fontsize=7)
+    carried_x = [x[e.dst] + e.distance * schedule.ii for e in g.edges
+                 if e.kind != "anti" and e.distance > 0]
+    for e in g.edges:
+        if e.kind != "anti" and e.distance > 0:
+            ax.scatter([x[e.dst] + e.distance * schedule.ii], [y[e.dst]], s=60,
+                       facecolor="none", edgecolor="#c44e52", zorder=3)
     for s in range(schedule.stage_count + 1):
         ax.axvline(s * schedule.ii - 0.5, color="0.85", lw=0.8, zorder=0)
+    ax.set_xlim(-1, max(list(x) + carried_x) + 6)
     ax.set_ylim(g.n, -1)
     ax.set_yticks([])
     ax.set_xlabel("issue cycle of iteration 0 (grey lines: stage boundaries)")
-    ax.set_title(title or f"dependence graph at II = {schedule.ii} (dashed: loop-carried)")
+    ax.set_title(title or f"dependence graph at II = {schedule.ii} (dashed: loop-carried, "
+                 "to the hollow marker: the same op one iteration later)")
     handles = [plt.Line2D([], [], marker="o", ls="", color=c, label=s)
                for s, c in SLOT_COLOURS.items()]
     handles.append(plt.Line2D([], [], marker="o", ls="", color="#937860", label="pop"))
@@ -54,50 +62,81 @@ def plot_dependence_graph(schedule, *, ax=None, title=None):
     return ax.figure
 
 
-def plot_mrt(schedule, *, ax=None, slots=("ld", "valu", "sfu", "scalar")):
-    """The modulo reservation table: II rows × slot units, each cell the op holding it."""
+def _stage_colour(stage, stages):
+    return plt.cm.viridis(stage / max(stages - 1, 1))
+
+
+def plot_mrt(schedule, *, ax=None, slots=("ld", "valu", "sfu", "scalar"), reserved=None):
+    """The modulo reservation table: II rows × slot units, each cell the op holding it.
+
+    A cell reads ``label · S<stage>`` and is coloured by the op's stage: in kernel
+    cycle ``r``, that op works for the iteration started ``stage`` blocks earlier.
+    An SFU push books its row and the next ``hold`` rows (``hold``). ``reserved``
+    maps (slot, row) to a text for slots the expansion keeps (e.g. the pointer step).
+    """
     mrt = schedule.mrt()
     units = schedule.graph.model.units
     cols = [(s, u) for s in slots for u in range(units[s])]
     if ax is None:
-        _, ax = plt.subplots(figsize=(1.6 * len(cols) + 1, 0.32 * schedule.ii + 1))
-    grid = np.zeros((schedule.ii, len(cols)))
+        _, ax = plt.subplots(figsize=(1.5 * len(cols) + 1.2, 0.36 * schedule.ii + 1.2),
+                             constrained_layout=True)
+    stage_of = {op.label: t // schedule.ii
+                for op, t in zip(schedule.graph.ops, schedule.times, strict=True)}
+    first_row = {op.label: t % schedule.ii
+                 for op, t in zip(schedule.graph.ops, schedule.times, strict=True)}
+    sc = schedule.stage_count
     for j, (s, u) in enumerate(cols):
         for r in range(schedule.ii):
             row = mrt[s][r]
             if u < len(row):
-                grid[r, j] = 1
-                ax.text(j, r, row[u], ha="center", va="center", fontsize=7)
-    ax.imshow(grid, cmap="Greens", vmin=0, vmax=2.5, aspect="auto")
-    ax.set_xticks(range(len(cols)), [f"{s}{u}" for s, u in cols])
+                label = row[u]
+                held = s == "sfu" and first_row[label] != r
+                ax.add_patch(plt.Rectangle((j - 0.5, r - 0.5), 1, 1, alpha=0.45 if held else 0.9,
+                                           color=_stage_colour(stage_of[label], sc)))
+                text = f"{label} · S{stage_of[label]}" + (" (hold)" if held else "")
+                dark = not held and stage_of[label] < 0.6 * (sc - 1)
+                ax.text(j, r, text, ha="center", va="center", fontsize=7,
+                        color="white" if dark else "black")
+            elif reserved and (s, r) in reserved:
+                ax.text(j, r, reserved[(s, r)], ha="center", va="center", fontsize=7,
+                        color="0.3", style="italic")
+    ax.set_xlim(-0.5, len(cols) - 0.5)
+    ax.set_ylim(schedule.ii - 0.5, -0.5)
+    ax.set_xticks(range(len(cols)), [f"{s}{u}" if units[s] > 1 else s for s, u in cols])
     ax.set_yticks(range(schedule.ii), [f"row {r}" for r in range(schedule.ii)], fontsize=7)
+    ax.grid(False)
+    handles = [plt.Rectangle((0, 0), 1, 1, color=_stage_colour(st, sc), label=f"stage {st}")
+               for st in range(sc)]
+    ax.legend(handles=handles, fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1))
     ax.set_title(f"modulo reservation table, II = {schedule.ii}")
     return ax.figure
 
 
 def plot_stage_table(schedule, *, iterations=6, ax=None):
-    """Which iteration is in which stage in each II-block of cycles."""
+    """Which iteration is in which stage in each block of II cycles."""
     sc = schedule.stage_count
     blocks = iterations + sc - 1
     if ax is None:
-        _, ax = plt.subplots(figsize=(min(14, 1.0 * blocks + 2), 0.5 * iterations + 1.2))
+        _, ax = plt.subplots(figsize=(min(14, 1.0 * blocks + 2), 0.5 * iterations + 1.2),
+                             constrained_layout=True)
     names = stage_names(schedule)
     for it in range(iterations):
         for s in range(sc):
-            ax.add_patch(plt.Rectangle((it + s, it - 0.4), 0.95, 0.8,
-                                       color=plt.cm.viridis(s / max(sc - 1, 1)), alpha=0.8))
-            ax.text(it + s + 0.47, it, names[s], ha="center", va="center", fontsize=7,
-                    color="white")
+            ax.add_patch(plt.Rectangle((it + s + 0.025, it - 0.4), 0.95, 0.8,
+                                       color=_stage_colour(s, sc), alpha=0.9))
+            ax.text(it + s + 0.5, it, f"S{s} {names[s]}", ha="center", va="center",
+                    fontsize=7, color="white" if s < 0.6 * (sc - 1) else "black")
     ax.set_xlim(0, blocks)
     ax.set_ylim(iterations - 0.5, -0.5)
-    ax.set_xticks(np.arange(blocks) + 0.5, [f"{b * schedule.ii}" for b in range(blocks)],
+    ax.set_xticks(np.arange(blocks + 1), [f"{b * schedule.ii}" for b in range(blocks + 1)],
                   fontsize=7)
-    ax.set_xlabel("cycle at the start of each block of II cycles")
+    ax.set_xlabel("cycle (block boundaries, every II cycles)")
     ax.set_ylabel("iteration")
     full = [b for b in range(blocks) if sc - 1 <= b < iterations]
     if full:
         ax.axvspan(full[0], full[-1] + 1, color="0.9", zorder=0)
-    ax.set_title("stage table (shaded: kernel, every stage busy)")
+    ax.set_title("stage table (shaded: kernel, every stage busy; left of it the prologue, "
+                 "right the epilogue)")
     return ax.figure
 
 
@@ -113,31 +152,106 @@ def stage_names(schedule) -> list:
                 tag = tags.get(schedule.graph.ops[k].opcode.split(".")[0])
                 if tag and tag not in seen:
                     seen.append(tag)
-        names.append("/".join(seen[:2]) or f"S{s}")
+        names.append("/".join(seen[:3]) or f"S{s}")
     return names
 
 
-def plot_issue_timeline(schedule, *, iterations=4, ax=None):
-    """Steady-state picture: per cycle, the ops issued (coloured by slot) and their iteration."""
-    g = schedule.graph
-    if ax is None:
-        _, ax = plt.subplots(figsize=(12, 3.2))
-    total = (iterations + schedule.stage_count - 1) * schedule.ii
-    counts = {}
-    for it in range(iterations):
-        for k, t in enumerate(schedule.times):
-            c = t + it * schedule.ii
-            row = counts.get(c, 0)
-            counts[c] = row + 1
-            ax.add_patch(plt.Rectangle((c, row), 0.9, 0.9, color=_colour(g.ops[k])))
-            ax.text(c + 0.45, row + 0.45, str(it), ha="center", va="center", fontsize=6,
-                    color="white")
-    ax.set_xlim(0, total)
-    ax.set_ylim(0, max(counts.values()) + 0.5)
-    ax.set_xlabel("cycle")
-    ax.set_ylabel("ops issued")
-    ax.set_title("issue timeline: each box an op, the number its iteration")
-    return ax.figure
+def plot_steady_gantts(loops: dict, *, pass_index: int = 1, cycles: int | None = None):
+    """Per-slot Gantt charts of traced loops over the same number of cycles.
+
+    ``loops`` maps a title to a ``rslab.kernels.pipeline_trace.TracedLoop``; each
+    window starts at kernel pass ``pass_index`` and lasts ``cycles`` (default: the
+    longest pass). Dotted lines mark the starts of kernel passes.
+    """
+    from rslab.viz.machine_plots import plot_slot_gantt
+
+    windows = {name: t.pass_window(pass_index) for name, t in loops.items()}
+    cycles = cycles or max(w[3] - w[2] for w in windows.values())
+    fig, axes = plt.subplots(len(loops), 1, figsize=(10, 2.4 * len(loops) + 0.4),
+                             constrained_layout=True, squeeze=False)
+    for ax, (name, t) in zip(axes[:, 0], loops.items(), strict=True):
+        start = windows[name][2]
+        plot_slot_gantt(t.trace, start=start, stop=start + cycles, ax=ax, title=name)
+        for it in t.trace.loop_iterations(("index", 0)):
+            if start <= it["start"] < start + cycles:
+                ax.axvline(it["start"], color="black", ls=":", lw=1)
+    return fig
+
+
+def plot_pass_timeline(loop, *, pass_index: int = 1, title: str | None = None):
+    """The machine's llvm-mca-style timeline of the ops of one kernel pass of a traced loop."""
+    from rslab.viz.machine_plots import plot_timeline
+
+    first, count, _, _ = loop.pass_window(pass_index)
+    return plot_timeline(loop.trace, first=first, count=count, title=title)
+
+
+def design_ylims(point_lists) -> tuple:
+    """Shared y-limits of the three panels of :func:`plot_design_points` over many frames."""
+    pts = [p for ps in point_lists for p in ps]
+    if not pts:
+        raise ValueError("point_lists must hold at least one point")
+    ii = max(max(p["measured_ii"], p["ii"], p["res_mii"], p["rec_mii"]) for p in pts)
+    stall = max(p["stalls_per_iter"] for p in pts)
+    regs = max(max(p["vector_registers"], p["stages"]) for p in pts)
+    return (0, ii * 1.1 + 1), (-0.2, max(stall, 1) * 1.15), (0, regs * 1.1 + 1)
+
+
+def plot_design_points(xs, points, *, xlabel: str, title: str, ylims=None, compare=None,
+                       compare_label: str = "compare"):
+    """Three panels over one swept parameter: II, stalls per iteration, register pressure.
+
+    ``points`` are dicts from ``pipeline_bench.sumexp_point`` (one per x);
+    ``compare`` optionally holds a second list (e.g. a plan that ignores the
+    hold), drawn as its measured II and its stall bars, labelled ``compare_label``.
+    """
+    if len(xs) != len(points) or (compare is not None and len(compare) != len(xs)):
+        raise ValueError(f"xs, points and compare differ in length: {len(xs)} vs "
+                         f"{len(points)}" + ("" if compare is None else f" vs {len(compare)}"))
+    fig, axes = plt.subplots(1, 3, figsize=(10, 3.1), constrained_layout=True)
+
+    def col(key, pts=points):
+        return [p[key] for p in pts]
+
+    a = axes[0]
+    a.plot(xs, col("measured_ii"), "o-", label="measured II")
+    a.plot(xs, col("ii"), "s", mfc="none", ms=9, label="planned II")
+    if compare is not None:
+        a.plot(xs, col("measured_ii", compare), "v-.", color="#dd8452",
+               label=f"measured II, {compare_label}")
+    a.plot(xs, col("res_mii"), ":", color="0.4", label="ResMII")
+    a.plot(xs, col("rec_mii"), "--", color="#c44e52", label="RecMII")
+    a.set_ylabel("cycles per iteration")
+    series = [("planned with the machine", points)]
+    if compare is not None:
+        series.append((compare_label, compare))
+    width = 0.8 / len(series)
+    for k, (label, pts) in enumerate(series):
+        pos = np.arange(len(xs)) + (k - (len(series) - 1) / 2) * width
+        vals = col("stalls_per_iter", pts)
+        axes[1].bar(pos, vals, width=width, label=label,
+                    color=("#55a868", "#dd8452")[k])
+        for x, v in zip(pos, vals, strict=True):
+            axes[1].text(x, v, f"{v:g}", ha="center", va="bottom", fontsize=7)
+    axes[1].set_xticks(range(len(xs)), [str(x) for x in xs])
+    axes[1].set_ylabel("stall cycles per iteration")
+    if compare is not None:
+        axes[1].legend(fontsize=7, loc="upper left")
+    c = axes[2]
+    c.plot(xs, col("vector_registers"), "o-", color="#55a868", label="vector registers")
+    c.plot(xs, col("stages"), "^--", color="#8172b2", label="stages")
+    for ax, lim in zip(axes, ylims or (None,) * 3, strict=True):
+        ax.set_xlabel(xlabel)
+        ax.grid(alpha=0.3)
+        if lim:
+            ax.set_ylim(*lim)
+    if len(xs) and all(isinstance(x, int) for x in xs):
+        for ax in (axes[0], axes[2]):
+            ax.set_xticks(xs)
+    a.legend(fontsize=6)
+    c.legend(fontsize=7)
+    fig.suptitle(title)
+    return fig
 
 
 def plot_sweep(values, series: dict, *, xlabel, ax=None, note=None):
