@@ -24,6 +24,7 @@ from rslab.kernels.sumexp import (
 )
 from rslab.machine.config import MachineConfig
 from rslab.schedule import slot_of
+from rslab.viz import tables
 
 ROW_VOCAB = 154_880
 """The note's vocabulary."""
@@ -192,13 +193,8 @@ def table_records(rows) -> list[dict]:
 
 
 def markdown_table(records: list[dict]) -> str:
-    """A Markdown table of ``records`` (same keys in every record)."""
-    if not records:
-        raise ValueError("records must not be empty")
-    keys = list(records[0])
-    lines = ["| " + " | ".join(keys) + " |", "|" + "---|" * len(keys)]
-    lines += ["| " + " | ".join(str(r[k]) for k in keys) + " |" for r in records]
-    return "\n".join(lines)
+    """A Markdown table of ``records`` (same keys in every record), cells printed as ``str``."""
+    return tables.markdown_table(records, fmt=lambda _, v: str(v))
 
 
 def sweep(param: str, values, config: MachineConfig | None = None, *,

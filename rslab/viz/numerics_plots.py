@@ -11,15 +11,7 @@ from rslab.numerics.calibration import NOTE_SAMPLES
 from rslab.numerics.fastlog import DEFAULT_FASTLOG2, FastLog2
 from rslab.numerics.gumbel import get_noise
 from rslab.numerics.rng import all_uniforms
-
-
-def markdown_table(rows: list[dict], columns: list[str] | None = None, fmt=None) -> str:
-    """A Markdown table of ``rows`` (dicts); ``fmt(column, value) -> str`` formats cells."""
-    cols = columns or list(rows[0])
-    fmt = fmt or (lambda c, v: f"{v:.4g}" if isinstance(v, float) else str(v))
-    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
-    lines += ["| " + " | ".join(fmt(c, r.get(c, "")) for c in cols) + " |" for r in rows]
-    return "\n".join(lines)
+from rslab.viz.tables import markdown_table  # noqa: F401  (the pages call npl.markdown_table)
 
 
 def log_error_curves(log2: FastLog2, n: int = 60_001):
