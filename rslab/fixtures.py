@@ -7,6 +7,8 @@
   on both paths, for kernel timing: every draft token has ``p(x) ≥ 2·q(x) > 0``
   (so ``u·q(x) < p(x)`` for every u < 1), or the draft at position 0 has
   ``q(x) > 0`` and a logit so low that ``p(x)`` underflows to exactly 0.
+* ``empty_residual_inputs``: position 0 rejected with ``p ≤ q`` at every token on
+  both paths, so the residual is all zero and the sampler falls back to p.
 * ``scenario_inputs(name)``: the note's test points (BF16, V = 154,880, S = 4;
   all-accept R = 8, first-reject R = 2).
 
@@ -171,6 +173,33 @@ def first_reject_inputs(R=2, S=4, V=VOCAB, *, seed=0) -> SamplerInputs:
     x = ids[:, 0]
     l[np.arange(R), 0, x] = np.float32(REJECT_LOGIT)
     return SamplerInputs(round_to_bf16(l), q, ids)
+
+
+EMPTY_RESIDUAL_MARGIN = 2.0**-12
+"""Relative margin of q over the larger of the two paths' p in ``empty_residual_inputs``."""
+EMPTY_RESIDUAL_QX = 2.0**-12
+"""q(x) of the rejected draft token in ``empty_residual_inputs``."""
+
+
+def empty_residual_inputs(R=2, S=4, V=VOCAB, *, seed=0) -> SamplerInputs:
+    """Position 0 rejected with an all-zero residual ``max(p − q, 0)`` on both paths.
+
+    The draft token x has p(x) = 0 (logit ``REJECT_LOGIT``) and q(x) =
+    ``EMPTY_RESIDUAL_QX``; every other token has q = p·(1 + margin), with p the
+    larger of the Fast and Exact softmax. The row sums to 1 within the reference's
+    tolerance — this is the float32 rounding case in which the sampler draws from p.
+    """
+    l, q, ids = first_reject_inputs(R, S, V, seed=seed)
+    p = np.maximum(target_probs(l[:, :1], "exact"), target_probs(l[:, :1], "fast"))
+    q0 = (p[:, 0].astype(np.float64) * (1 + EMPTY_RESIDUAL_MARGIN)).astype(np.float32)
+    q0 = np.where(q0 < p[:, 0], np.nextafter(q0, np.float32(np.inf)), q0)
+    q0[np.arange(R), ids[:, 0]] = np.float32(EMPTY_RESIDUAL_QX)
+    q = q.copy()
+    q[:, 0] = q0
+    for path in ("exact", "fast"):
+        if (target_probs(l[:, :1], path)[:, 0] > q0).any():
+            raise AssertionError(f"empty_residual_inputs: p > q somewhere on the {path} path")
+    return SamplerInputs(l, q, ids)
 
 
 def scenario_inputs(name, *, seed=0, V=None) -> SamplerInputs:

@@ -216,8 +216,10 @@ def build_graph(body, model: SlotModel | None = None, rotating=()) -> Graph:
     """The dependence graph of ``body`` (flow, anti for carried values, FIFO).
 
     A loop-carried value lives in one register unless it is named in
-    ``rotating``: then no anti-dependence ties its readers to its next
-    definition, and expansion renames it like any other value (the caller
+    ``rotating``. Pinned, every read of it — a later iteration's, or its own
+    iteration's after the definition — gets an anti-dependence to the next
+    definition that overwrites the register. Rotating, no anti-dependence ties its
+    readers to its next definition, and expansion renames it like any other value (the caller
     initialises the copy of iteration −1, :attr:`Expansion.initial`).
     """
     model = model or SlotModel()
@@ -271,6 +273,12 @@ def build_graph(body, model: SlotModel | None = None, rotating=()) -> Graph:
                 edges.append(Edge(i, p, 0, d - 1, "anti"))
         if op.is_pop and not any(i == b for _, b in fifo_pairs):
             raise ValueError(f"body[{i}]: vpop without a matching push")
+    # A pinned carried value is also read in its own iteration (distance 0): that read
+    # must issue before the next iteration's definition overwrites the register.
+    pinned = {e.src for e in edges
+              if e.kind == "flow" and e.distance > 0 and ops[e.src].dst not in rotating}
+    edges += [Edge(e.dst, e.src, 0, 1, "anti") for e in list(edges)
+              if e.kind == "flow" and e.distance == 0 and e.src in pinned and e.dst != e.src]
     unpopped = [ops[i].dst for i, op in enumerate(ops) if op.is_push and i not in popped]
     if unpopped:
         raise ValueError(f"body: pushes never popped: {unpopped}")

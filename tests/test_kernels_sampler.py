@@ -1,15 +1,24 @@
 """The full rejection-sampling kernels (optimised and baselines) against the reference."""
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
-from rslab.fixtures import all_accept_inputs, first_reject_inputs, sampled_inputs, scenario_inputs
+from rslab.fixtures import (
+    all_accept_inputs,
+    empty_residual_inputs,
+    first_reject_inputs,
+    sampled_inputs,
+    scenario_inputs,
+)
 from rslab.kernels.baseline import ALL_ACCEPT_BASELINE, FIRST_REJECT_BASELINE, baseline_plan
 from rslab.kernels.loop_emit import emit_loop
 from rslab.kernels.rejection import OPTIMISED, KernelPlan, build_kernel
 from rslab.kernels.sampler_layout import SamplerLayout
 from rslab.kernels.sampler_run import run_sampler
 from rslab.machine.asm import assemble
+from rslab.reference import target_probs
 from rslab.schedule import Op, SlotModel
 
 SMALL_V = 768  # three packed vectors: odd, so every two-vector loop has a partial last iteration
@@ -30,6 +39,35 @@ def test_optimised_and_baseline_tokens_equal_reference(path, scenario):
         assert run.float_checks["u"]["differ"] == 0
         assert run.float_checks["u"]["compared"] > 0
         assert run.float_checks["m"]["differ"] == 0
+
+
+@pytest.mark.parametrize("path", ["fast", "exact"])
+def test_empty_residual_falls_back_to_p(path):
+    """p ≤ q at every token: the residual is all zero and both sampler and kernel draw from p."""
+    inputs = empty_residual_inputs(R=2, S=4, V=SMALL_V, seed=1)
+    p = target_probs(inputs.target_logits[:, :1], path)[:, 0]
+    assert not (p > inputs.draft_probs[:, 0]).any()
+    for plan in (OPTIMISED, baseline_plan("first-reject")):
+        run = run_sampler(inputs, path, plan, seed=3)
+        assert (run.outputs["num_accepted"] == 0).all()
+        assert run.tokens_match, (plan.name, run.tokens, run.reference_tokens)
+        # a draw from p: never the rejected token (p(x) = 0), and a token with p > 0
+        tokens = run.tokens[:, 0]
+        assert (tokens != inputs.draft_token_ids[:, 0]).all()
+        assert (p[np.arange(2), tokens] > 0).all()
+
+
+@pytest.mark.parametrize("path", ["fast", "exact"])
+def test_landing_float32_changes_cycles_not_bits(path):
+    """Dataflow (a′) against (b) in the full kernel: same sums, p(x) and tokens, fewer cycles."""
+    inputs = first_reject_inputs(R=2, S=4, V=SMALL_V * 4, seed=2)
+    landed = run_sampler(inputs, path, OPTIMISED, seed=3)
+    packed = run_sampler(inputs, path, replace(OPTIMISED, land_fp32=False), seed=3)
+    for key in ("tokens", "sum", "px", "m", "score"):
+        np.testing.assert_array_equal(landed.outputs[key], packed.outputs[key])
+    assert landed.tokens_match
+    assert landed.phases["sumexp"] < packed.phases["sumexp"]
+    assert "vunpack" not in landed.kernel.loops["loop_sumexp"].text
 
 
 def test_optimised_is_faster_than_both_baselines():

@@ -71,3 +71,8 @@ def test_branch_to_own_endloop_is_a_continue():
             "next:\nendloop\nhalt")
     r = simulate(assemble(text))
     assert r.sreg(1) == 2 and r.sreg(3) == 4
+
+
+def test_repeated_op_text_keeps_its_own_line():
+    program = assemble("vmov v1, v2\nsli s1, 3\nvmov v1, v2\nhalt\n")
+    assert [e.ops[0].line for e in program.entries if e.kind == "bundle"] == [1, 2, 3]

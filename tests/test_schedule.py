@@ -10,6 +10,7 @@ from rslab.schedule import (
     SlotModel,
     Use,
     analyse,
+    build_graph,
     check_schedule,
     expand,
     fifo_order_ok,
@@ -122,3 +123,19 @@ def test_stage_table_covers_each_iteration_once_per_op():
     cells = [c for row in table.values() for c in row]
     assert len(cells) == 3 * len(body)
     assert {c[0] for c in cells} == {0, 1, 2}
+
+
+def test_pinned_carried_value_read_in_its_own_iteration_bounds_the_recurrence():
+    """ctr = ctr + 1, then a long chain reads ctr: the next ctr must wait for that read."""
+    body = [Op("vadd.u32", "ctr", ("ctr", "v60"))]
+    prev = "ctr"
+    for k in range(4):
+        body.append(Op("vmul.f32", f"c{k}", (prev, "v61")))
+        prev = f"c{k}"
+    body.append(Op("vsel", "idx", ("v62", "ctr", prev)))  # reads ctr late in the chain
+    graph = build_graph(body)
+    anti = [(graph.ops[e.src].label, graph.ops[e.dst].label, e.distance)
+            for e in graph.edges if e.kind == "anti"]
+    assert ("idx", "ctr", 1) in anti
+    assert analyse(body).rec_mii == 4 * 3 + 3  # ctr → 4 muls → idx, then the anti edge
+    assert not [e for e in build_graph(body, rotating=("ctr",)).edges if e.kind == "anti"]

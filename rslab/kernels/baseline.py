@@ -13,7 +13,8 @@ simplification, that is fine and the measured speedup shrinks.
   one packed vector per iteration, one accumulator, and each op in its own
   bundle in program order (``naive`` loops), so one vector walks through the
   whole dependency chain (load → unpack → subtract → multiply → exp2 push →
-  pop → add) before the next starts; straight-line code is one op per bundle;
+  pop → add) before the next starts; the row is read as packed BF16 by every
+  pass (dataflow (b), the note's); straight-line code is one op per bundle;
   each DMA is issued when its data is needed and waited for at once.
 * :data:`FIRST_REJECT_BASELINE` — the note's "already partly optimised"
   baseline for first-step reject: the acceptance check is the optimised one
@@ -26,8 +27,8 @@ from rslab.kernels.rejection import KernelPlan, build_kernel
 
 ALL_ACCEPT_BASELINE = KernelPlan(
     "first translation", rowmax_style="naive", rowmax_u=1, sumexp_style="naive",
-    sumexp_workers=1, sumexp_u=1, final_style="naive", final_u=1, bundle_glue=False,
-    prefetch=False)
+    sumexp_workers=1, sumexp_u=1, final_style="naive", final_u=1, land_fp32=False,
+    bundle_glue=False, prefetch=False)
 FIRST_REJECT_BASELINE = KernelPlan("acceptance pipelined, residual not", final_style="local")
 
 BASELINES = {"all-accept": ALL_ACCEPT_BASELINE, "first-reject": FIRST_REJECT_BASELINE}

@@ -21,10 +21,9 @@ loop (II, ResMII, RecMII, stage count) when it was modulo-scheduled.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from rslab.schedule import (
-    Edge,
     Op,
     Schedule,
     SlotModel,
@@ -61,9 +60,10 @@ class LoopCode:
 def remainder_drop(body, packed_left: int, u: int) -> set:
     """Labels to leave out of a partial last iteration that keeps the first ``packed_left``
     of its ``u`` packed vectors: the loads of the others (``x{b}`` and the float32 loads
-    ``q{2b}``, ``q{2b+1}``) and everything they feed."""
+    ``q{2b}``, ``q{2b+1}``, ``l{2b}``, ``l{2b+1}``) and everything they feed."""
     names = {op.label for op in body}
-    dropped = [n for b in range(packed_left, u) for n in (f"x{b}", f"q{2 * b}", f"q{2 * b + 1}")
+    dropped = [n for b in range(packed_left, u)
+               for n in (f"x{b}", f"q{2 * b}", f"q{2 * b + 1}", f"l{2 * b}", f"l{2 * b + 1}")
                if n in names]
     return closure_of_consumers(body, dropped) if dropped else set()
 
@@ -80,11 +80,29 @@ def emit_loop(body, iterations: int, style: str, *, carried: dict, pool, model: 
         raise ValueError(f"style must be one of {STYLES}, got {style!r}")
     if not isinstance(iterations, int) or iterations < 1:
         raise ValueError(f"iterations must be a positive int, got {iterations!r}")
+    key = (tuple(body), iterations, style, tuple(carried.items()), tuple(pool), repr(model),
+           frozenset(last_drop))
+    code = _EMITTED.get(key)
+    if code is None:
+        if len(_EMITTED) >= _EMITTED_MAX:
+            _EMITTED.clear()
+        code = _EMITTED[key] = _emit(body, iterations, style, carried, pool, model, last_drop)
+    return replace(code)
+
+
+_EMITTED: dict = {}
+_EMITTED_MAX = 512
+"""Emitted loops by their arguments: a kernel repeats the same loop many times."""
+
+
+def _emit(body, iterations, style, carried, pool, model, last_drop) -> LoopCode:
     if style == "pipelined":
-        return _pipelined(body, iterations, carried, list(pool), model, set(last_drop))
-    graph = build_graph(body, model)
+        return _pipelined(list(body), iterations, dict(carried), list(pool), model,
+                          set(last_drop))
+    graph = build_graph(list(body), model)
     times = list(range(graph.n)) if style == "naive" else _list_schedule(graph)
-    return _sequential(graph, times, iterations, style, carried, list(pool), set(last_drop))
+    return _sequential(graph, times, iterations, style, dict(carried), list(pool),
+                       set(last_drop))
 
 
 # ------------------------------------------------------------------ plain loops
@@ -238,7 +256,7 @@ def _schedule(body: tuple, model: SlotModel):
     """The modulo schedule of ``body`` (cached: the sampler reuses a few bodies many times)."""
     key = (body, repr(model))
     if key not in _SCHEDULES:
-        graph = with_carried_anti_edges(build_graph(body, model))
+        graph = build_graph(body, model)
         bases = {op.addr.base for op in graph.ops if op.addr is not None and op.addr.stride}
         schedule = modulo_schedule(graph, reserve_scalar=len(bases))
         _SCHEDULES[key] = shorten_lifetimes(schedule, reserve_scalar=len(bases))
@@ -292,18 +310,3 @@ def shorten_lifetimes(schedule, *, reserve_scalar: int = 0):
     out = Schedule(g, ii, times, schedule.bounds, schedule.attempts)
     check_schedule(out, reserve_scalar=reserve_scalar)
     return out
-
-
-def with_carried_anti_edges(graph):
-    """Add the anti-dependences ``build_graph`` leaves out for loop-carried values.
-
-    A carried value lives in one fixed register. An op that reads it in the
-    *same* iteration (distance 0) must issue before the next iteration's
-    definition overwrites that register: edge reader → definition, latency 0,
-    distance 1 (t_def + II ≥ t_read).
-    """
-    carried = {e.src for e in graph.edges if e.kind == "flow" and e.distance > 0}
-    extra = [Edge(e.dst, e.src, 0, 1, "anti") for e in graph.edges
-             if e.kind == "flow" and e.distance == 0 and e.src in carried and e.dst != e.src]
-    graph.edges.extend(extra)
-    return graph

@@ -12,10 +12,11 @@ Per request r, positions s = 0..S−1 in order (DESIGN §4, §6):
    the row; after S acceptances, **bonus**: Gumbel-argmax of l·LOG2E + g over
    row S. Tokens (then −1) and ``num_accepted`` are stored to VMEM.
 
-Not implemented: the reference's fallback when a residual row is all zero
-(``w = p``, sampling from p) — the kernel would then return the lowest token of
-an all −inf row. The fixtures never reach it (a rejected draft with p(x) < q(x)
-leaves mass elsewhere).
+When every residual weight of a row is 0 (possible only through float32
+rounding: p ≤ q everywhere), the reference samples from p with the same noise
+row. The kernel sees this as a winning score of −∞ (the noise is finite, so a
+positive weight always scores above −∞), zeroes the q buffer and runs the
+residual row again, which then scores log2 p + g.
 
 The random numbers are the reference's (:mod:`rslab.randomness`): Fast path
 ``vrand`` with the host's per-row key and counter = token index, noise Div8 with
@@ -51,7 +52,7 @@ PHASES = ("setup", "max", "sumexp", "accept", "residual", "bonus")
 # Constants live in the top vector registers, loop-carried values below them,
 # and the rest is the pool for loop values.
 V_LOG2E, V_M, V_RINV, V_ZERO, V_ONE_U, V_2M25 = "v63", "v62", "v61", "v60", "v59", "v58"
-V_SCALE, V_LOG2C, V_EIGHTH, V_THREE = "v57", "v56", "v55", "v54"
+V_SCALE, V_LOG2C, V_EIGHTH, V_THREE = "v57", "v56", "v55", "v54"  # V_SCALE: c·2^-25
 V_PM0, V_PM1, V_C1, V_C2, V_C3, V_STEP, V_C128 = "v53", "v52", "v51", "v50", "v49", "v48", "v47"
 V_C256, V_C384 = "v57", "v56"  # Exact path only (the Fast path keeps its noise constants there)
 TOKEN_OFFSETS = (V_ZERO, V_C128, V_C256, V_C384)
@@ -63,7 +64,7 @@ LOOP_POOL = {  # loop registers: the pool, carried slots no loop of the path use
     "exact": POOL + [f"v{i}" for i in range(44, 47)] + [V_EIGHTH, V_THREE],
 }
 GLUE = [f"v{i}" for i in range(20, 34)]  # scratch for straight-line code (loops are done then)
-S_LB, S_QB, S_KEY, S_KS = "s1", "s2", "s3", "s4"
+S_LB, S_QB, S_KEY, S_KS, S_FB = "s1", "s2", "s3", "s4", "s5"
 S_X, S_M, S_SUM, S_ACC = "s6", "s7", "s8", "s9"
 S_T = [f"s{i}" for i in range(10, 20)]
 
@@ -80,9 +81,12 @@ class KernelPlan:
     ``*_style`` is ``naive``, ``local`` or ``pipelined`` (``rslab.kernels.loop_emit``);
     ``rowmax_u`` / ``final_u`` packed vectors per loop iteration (the Exact path's
     final rows always take two: one Philox evaluation covers 512 tokens);
-    ``sumexp_workers`` accumulators; ``bundle_glue`` packs straight-line ops into
-    bundles (else one op per bundle); ``prefetch`` issues the next row's DMA ahead
-    and splits the q row into chunks (else each DMA is waited for when issued).
+    ``sumexp_workers`` accumulators; ``land_fp32``: the row-max pass also stores the
+    unpacked float32 halves (dataflow (a′) of chapter 3), and the sum-exp pass and
+    the residual row read them instead of unpacking again (else dataflow (b));
+    ``bundle_glue`` packs straight-line ops into bundles (else one op per bundle);
+    ``prefetch`` issues the next row's DMA ahead and splits the q row into chunks
+    (else each DMA is waited for when issued).
     """
 
     name: str
@@ -93,6 +97,7 @@ class KernelPlan:
     sumexp_u: int = 2
     final_style: str = "pipelined"
     final_u: int = 1
+    land_fp32: bool = True
     bundle_glue: bool = True
     prefetch: bool = True
 
@@ -103,12 +108,20 @@ OPTIMISED = KernelPlan("optimised")
 # ----------------------------------------------------------------- loop bodies
 
 
-def rowmax_body(u: int) -> list:
-    """Row max over ``u`` packed vectors per iteration, one accumulator per packed vector."""
+def rowmax_body(u: int, land: bool = False) -> list:
+    """Row max over ``u`` packed vectors per iteration, one accumulator per packed vector.
+
+    ``land`` also stores the float32 halves at ``S_FB``: float32 vector k = 2b + h
+    of the row at byte ``k·512`` (the changed layout (a′): plain stores, no conflict).
+    """
     body = [Op("vld", f"x{b}", addr=Addr(S_LB, PACKED_BYTES * b, PACKED_BYTES * u))
             for b in range(u)]
     for b in range(u):
         body += [Op("vunpack.lo", f"lo{b}", (f"x{b}",)), Op("vunpack.hi", f"hi{b}", (f"x{b}",))]
+        if land:
+            body += [Op("vst", None, (half,), addr=Addr(S_FB, PACKED_BYTES * (2 * b + h),
+                                                         2 * PACKED_BYTES * u),
+                        name=f"st_{half}") for h, half in enumerate((f"lo{b}", f"hi{b}"))]
         if u == 1:  # the natural translation: acc = max(acc, v) for each vector
             body += [Op("vmax.f32", "acc0_0", ("acc0", "lo0")),
                      Op("vmax.f32", "acc0", ("acc0_0", "hi0"))]
@@ -118,26 +131,56 @@ def rowmax_body(u: int) -> list:
     return body
 
 
-def sumexp_loop_body(path: str, workers: int, u: int) -> list:
-    """The sum-exp body of ``rslab.kernels.sumexp_pipeline`` (precise exp2 on the Exact path)."""
+def sumexp_loop_body(path: str, workers: int, u: int, landed: bool = False) -> list:
+    """The sum-exp body of ``rslab.kernels.sumexp_pipeline`` (precise exp2 on the Exact path).
+
+    ``landed``: the float32 halves are loaded from ``S_FB`` instead of unpacked
+    (same values, same accumulation order, so the same sum bit for bit).
+    """
     body = sumexp_body(workers=workers, packed_per_iter=u, base=S_LB, max_reg=V_M,
                        log2e_reg=V_LOG2E)
+    if landed:
+        body = land_reads(body, u)
     if path == "exact":
         body = [replace(op, opcode="vexp2.p") if op.opcode == "vexp2" else op for op in body]
     return body
 
 
-def uniform_ops(k: int, word: str) -> list:
-    """u = float32_rtz((w >> 8) + ½)·2^-24, exactly: ((w >> 7) | 1) ^ (w >> 31) → float → ·2^-25."""
-    return [Op("vshr", f"ua{k}", (word, "7")), Op("vor", f"ub{k}", (f"ua{k}", V_ONE_U)),
-            Op("vshr", f"uc{k}", (word, "31")), Op("vxor", f"ud{k}", (f"ub{k}", f"uc{k}")),
-            Op("vcvt.u2f", f"uf{k}", (f"ud{k}",)), Op("vmul.f32", f"u{k}", (f"uf{k}", V_2M25))]
+def land_reads(body: list, u: int) -> list:
+    """``body`` reading the landed float32 halves: each ``vunpack`` of ``l{k}`` becomes a
+    load of float32 vector k from ``S_FB``, and the packed loads go."""
+    out = []
+    for op in body:
+        if op.opcode == "vld" and op.addr.base == S_LB:
+            continue
+        if op.opcode in ("vunpack.lo", "vunpack.hi"):
+            k = int(op.dst[1:])
+            op = Op("vld", op.dst, addr=Addr(S_FB, PACKED_BYTES * k, 2 * PACKED_BYTES * u))
+        out.append(op)
+    return out
+
+
+def uniform_ops(k: int, word: str, scaled: bool = True) -> list:
+    """u = float32_rtz((w >> 8) + ½)·2^-24, exactly: ((w >> 7) | 1) ^ (w >> 31) → float → ·2^-25.
+
+    ``scaled=False`` stops at ``uf{k}`` = u·2^25 (an exact integer in float32).
+    """
+    ops = [Op("vshr", f"ua{k}", (word, "7")), Op("vor", f"ub{k}", (f"ua{k}", V_ONE_U)),
+           Op("vshr", f"uc{k}", (word, "31")), Op("vxor", f"ud{k}", (f"ub{k}", f"uc{k}")),
+           Op("vcvt.u2f", f"uf{k}", (f"ud{k}",))]
+    return ops + [Op("vmul.f32", f"u{k}", (f"uf{k}", V_2M25))] if scaled else ops
 
 
 def noise_ops(k: int, path: str) -> tuple[list, str]:
-    """Ops from ``u{k}`` to the value ``y`` with score = x − y (so g = −y); returns (ops, y)."""
+    """Ops to the value ``y`` with score = x − y (so g = −y); returns (ops, y).
+
+    Fast path from ``uf{k}`` = u·2^25: Div8's first multiply u·c is ``uf·(c·2^-25)``,
+    bit for bit the same product (scaling by a power of two commutes with rounding
+    for normal numbers), so the multiply by 2^-25 is folded into the constant.
+    Exact path from ``u{k}``.
+    """
     if path == "fast":  # Div8: t = log2 c − fl(u·c); g = −(fl(t·⅛) + 3)
-        return [Op("vmul.f32", f"gs{k}", (f"u{k}", V_SCALE)), Op("vlog2", f"@g1{k}", (f"gs{k}",)),
+        return [Op("vmul.f32", f"gs{k}", (f"uf{k}", V_SCALE)), Op("vlog2", f"@g1{k}", (f"gs{k}",)),
                 Op("vpop", f"g1{k}", (f"@g1{k}",)), Op("vsub.f32", f"gt{k}", (V_LOG2C, f"g1{k}")),
                 Op("vmul.f32", f"gk{k}", (f"gt{k}", V_EIGHTH)),
                 Op("vlog2", f"@g2{k}", (f"gk{k}",)), Op("vpop", f"g2{k}", (f"@g2{k}",)),
@@ -166,17 +209,23 @@ def philox_ops(c0: str, c1: str, c2: str, c3: str, tag: str = "") -> tuple[list,
     return ops, x
 
 
-def final_body(kind: str, path: str, u: int) -> list:
+def final_body(kind: str, path: str, u: int, landed: bool = False) -> list:
     """One iteration of the residual (``kind="residual"``) or bonus Gumbel-argmax row.
+
+    ``landed`` (residual only): the logits are the float32 halves the row-max pass
+    stored at ``S_FB`` (see :func:`land_reads`).
 
     Streams k = 2b + h (packed vector b, half h) keep their own running best
     score ``best{k}`` and token ``idx{k}`` (strict ``>``: ties keep the lower
     index); ``ctr`` counts the iteration's first token and ``tok{k} = ctr + 256·b + 128·h``
-    is the stream's token index (also the Fast path's RNG counter; on the Exact path it is
-    formed at the end of the chain from the previous ``ctr``, so it holds no register long).
+    is the stream's token index, also the Fast path's RNG counter. On the Exact
+    path it is formed at the end of the chain from the previous ``ctr``, so it
+    holds no register long.
     """
     if kind not in ("residual", "bonus"):
         raise ValueError(f"kind must be 'residual' or 'bonus', got {kind!r}")
+    if landed and kind != "residual":
+        raise ValueError("only the residual row reads landed float32 halves")
     body = [Op("vld", f"x{b}", addr=Addr(S_LB, PACKED_BYTES * b, PACKED_BYTES * u))
             for b in range(u)]
     if path == "fast":
@@ -192,13 +241,15 @@ def final_body(kind: str, path: str, u: int) -> list:
     for b in range(u):
         for h, half in enumerate(("lo", "hi")):
             k = 2 * b + h
-            if path == "fast":
-                body.append(Op("vadd.u32", f"tok{k}", ("ctr", TOKEN_OFFSETS[k])))
-                body.append(Op("vrand", f"w{k}", (f"tok{k}", S_KEY)))
+            tok = f"tok{k}"
+            if path == "fast":  # for stream 0 too: reading ``ctr`` itself at the end of
+                # the chain would tie the next iteration's counter update to it (RecMII 64)
+                body.append(Op("vadd.u32", tok, ("ctr", TOKEN_OFFSETS[k])))
+                body.append(Op("vrand", f"w{k}", (tok, S_KEY)))
                 word = f"w{k}"
             else:
                 word = words[k]
-            body += uniform_ops(k, word)
+            body += uniform_ops(k, word, scaled=path != "fast")
             ops, y = noise_ops(k, path)
             body += ops
             body.append(Op(f"vunpack.{half}", f"l{k}", (f"x{b}",)))
@@ -216,14 +267,14 @@ def final_body(kind: str, path: str, u: int) -> list:
                          Op("vmax.f32", f"wr{k}", (f"d{k}", V_ZERO)),
                          Op(l2, f"@lw{k}", (f"wr{k}",)), Op("vpop", f"xs{k}", (f"@lw{k}",))]
             if path == "exact":  # the token index, from the counter before this iteration's
-                body.append(Op("vadd.u32", f"tok{k}", (Use("ctr", 1), TOKEN_OFFSETS[k])))
+                body.append(Op("vadd.u32", tok, (Use("ctr", 1), TOKEN_OFFSETS[k])))
             body += [Op("vsub.f32", f"sc{k}", (f"xs{k}", y)),
                      Op("vcmpgt.f32", f"gm{k}", (f"sc{k}", f"best{k}")),
                      Op("vmax.f32", f"best{k}", (f"best{k}", f"sc{k}")),
-                     Op("vsel", f"idx{k}", (f"gm{k}", f"tok{k}", f"idx{k}"))]
+                     Op("vsel", f"idx{k}", (f"gm{k}", tok, f"idx{k}"))]
     if path == "exact":
         body.append(Op("vadd.u32", "ctr", ("ctr", V_STEP)))
-    return body
+    return land_reads(body, u) if landed else body
 
 
 # ----------------------------------------------------------------- program text
@@ -373,7 +424,8 @@ class _Builder:
                 (f"vli {V_ONE_U}, 1", f"vli {V_2M25}, {f32_bits(2.0**-25)}"))
         if self.path == "fast":
             c = first_layer_scale()
-            p.steps((f"vli {V_SCALE}, {f32_bits(c)}", f"vli {V_LOG2C}, {f32_bits(np.log2(c))}"),
+            p.steps((f"vli {V_SCALE}, {f32_bits(np.float32(c) * np.float32(2.0**-25))}",
+                     f"vli {V_LOG2C}, {f32_bits(np.log2(c))}"),
                     (f"vli {V_EIGHTH}, {f32_bits(0.125)}", f"vli {V_THREE}, {f32_bits(3.0)}"))
             return
         p.steps((f"vli {V_PM0}, {int(PHILOX_M0)}", f"vli {V_PM1}, {int(PHILOX_M1)}"),
@@ -408,8 +460,10 @@ class _Builder:
         p.phase("max")
         u = plan.rowmax_u
         accs = CARRIED[:u]
-        p.steps(f"sli {S_LB}, {buf}", *[f"vli {a}, -inf" for a in accs])
-        self.emit(rowmax_body(u), L.n_packed, u, plan.rowmax_style,
+        land = plan.land_fp32
+        p.steps(f"sli {S_LB}, {buf}", f"sli {S_FB}, {L.vm_fp32}" if land else "",
+                *[f"vli {a}, -inf" for a in accs])
+        self.emit(rowmax_body(u, land), L.n_packed, u, plan.rowmax_style,
                   {f"acc{b}": accs[b] for b in range(u)}, "loop_rowmax")
         for a in accs[1:]:
             p.bundle(f"vmax.f32 {accs[0]}, {accs[0]}, {a}")
@@ -418,8 +472,9 @@ class _Builder:
         p.phase("sumexp")
         w, su = plan.sumexp_workers, plan.sumexp_u
         accs = CARRIED[:w]
-        p.steps(f"sli {S_LB}, {buf}", *[f"vli {a}, 0" for a in accs])
-        self.emit(sumexp_loop_body(self.path, w, su), L.n_packed, su, plan.sumexp_style,
+        p.steps(f"sli {S_LB}, {buf}", f"sli {S_FB}, {L.vm_fp32}" if land else "",
+                *[f"vli {a}, 0" for a in accs])
+        self.emit(sumexp_loop_body(self.path, w, su, land), L.n_packed, su, plan.sumexp_style,
                   {f"acc{i}": accs[i] for i in range(w)}, "loop_sumexp")
         level = list(accs)
         while len(level) > 1:
@@ -570,16 +625,36 @@ class _Builder:
             self.fetch_q_chunk(r, s, 0)
         carried, best, idx = self.final_setup(r, s, RESIDUAL)
         buf = L.vm_buffers[L.buffer(r, s)]
-        body = final_body("residual", self.path, self.final_u)
+        # The Exact path's residual keeps unpacking: with its Philox block, four float32
+        # loads held per iteration no longer fit the register pool (II 83 fails to allocate).
+        land = plan.land_fp32 and self.path == "fast"
+        body = final_body("residual", self.path, self.final_u, land)
         for c, (a, b) in enumerate(self.chunks):
             if plan.prefetch:
                 p.bundle(f"dmawait {5 + min(c, 2)}")
             p.steps(f"sli {S_LB}, {buf + a * PACKED_BYTES}",
-                    f"sli {S_QB}, {L.vm_q + a * Q_BYTES_PER_PACKED}")
+                    f"sli {S_QB}, {L.vm_q + a * Q_BYTES_PER_PACKED}",
+                    f"sli {S_FB}, {L.vm_fp32 + a * 2 * PACKED_BYTES}" if land else "")
             self.emit(body, b - a, self.final_u, plan.final_style, carried,
                       "loop_residual")
         self.final_reduce(r, s, best, idx)
+        self.empty_residual_fallback(r, s, body)
         self.finish_request(r, s, jump=s < L.S - 1)
+
+    def empty_residual_fallback(self, r, s, body):
+        """If the residual row's best score is −∞ (no positive weight), sample from p instead."""
+        L, p, plan = self.L, self.p, self.plan
+        done, t, c = f"residual_done_{r}_{s}", S_T[0], S_T[5]
+        p.steps(f"sli {c}, {f32_bits(-np.inf)}", f"ssub {c}, {t}, {c}", f"bnz {c}, {done}",
+                f"sli {S_QB}, {L.vm_q}", f"loop {L.q_row_bytes // PACKED_BYTES}")
+        p.bundle(f"vst {V_ZERO}, [{S_QB} + 0]", f"sadd {S_QB}, {S_QB}, {PACKED_BYTES}")
+        p.bundle("endloop")
+        carried, best, idx = self.final_setup(r, s, RESIDUAL)
+        p.steps(f"sli {S_LB}, {L.vm_buffers[L.buffer(r, s)]}", f"sli {S_QB}, {L.vm_q}",
+                f"sli {S_FB}, {L.vm_fp32}")
+        self.emit(body, L.n_packed, self.final_u, plan.final_style, carried, "loop_residual")
+        self.final_reduce(r, s, best, idx)
+        p.label(done)
 
 
 def _reg_of(text: str, opcode: str) -> str:

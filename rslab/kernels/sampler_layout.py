@@ -12,8 +12,9 @@ HBM (written by the host, read by the kernel's DMAs):
 
 VMEM: three logits row buffers (two alternate inside a request, the third
 receives the next request's first row while a residual or bonus row still
-reads its own), one float32 q row buffer, the tables, the Philox key schedule,
-outputs and a scratch vector.
+reads its own), one float32 q row buffer, the float32 landing buffer of the
+row being checked, the tables, the Philox key schedule, outputs and a scratch
+vector.
 
 Outputs (VMEM, read back by the host): ``tokens`` int32 ``[R, S+1]``,
 ``num_accepted`` int32 ``[R]`` and float32 diagnostics: per checked position the
@@ -151,8 +152,13 @@ class SamplerLayout:
         return self.vm_buffers[2] + self.row_bytes
 
     @property
-    def vmem_end(self) -> int:
+    def vm_fp32(self) -> int:
+        """The row's float32 halves as the row-max pass lands them (vector k at k·512)."""
         return self.vm_q + self.q_row_bytes
+
+    @property
+    def vmem_end(self) -> int:
+        return self.vm_fp32 + 2 * self.row_bytes
 
     def buffer(self, r: int, s: int) -> int:
         """Row buffer index of (r, s): X_r = r mod 3 for even s, (r + 2) mod 3 for odd s."""

@@ -182,6 +182,15 @@ def parse_op(text: str, line: int = 0) -> Op:
     return Op(name, tuple(operands), line, text)
 
 
+def _parse_cached(text: str, line: int, parsed: dict) -> Op:
+    """``parse_op`` once per distinct op text of a program (kernels repeat their loops)."""
+    op = parsed.get(text)
+    if op is None:
+        op = parsed[text] = parse_op(text, line)
+        return op
+    return Op(op.name, op.operands, line, op.text)
+
+
 def _check_bundle(ops, line, text):
     written = set()
     for op in ops:
@@ -205,6 +214,7 @@ def assemble(text: str) -> Program:
     labels: dict[str, int] = {}
     label_lines: dict[str, int] = {}
     stack: list[int] = []
+    parsed: dict[str, Op] = {}
     for lineno, raw in enumerate(text.splitlines(), start=1):
         body = raw.split("#", 1)[0].strip()
         while True:
@@ -255,7 +265,7 @@ def assemble(text: str) -> Program:
                     raise AssemblyError(lineno, raw, "halt takes no operand")
                 entries.append(Entry("halt", line=lineno, text="halt"))
             continue
-        ops = tuple(parse_op(p, lineno) for p in parts)
+        ops = tuple(_parse_cached(p, lineno, parsed) for p in parts)
         _check_bundle(ops, lineno, raw)
         if ops[0].name == "nop":
             ops = ()

@@ -286,9 +286,12 @@ class _Compiler:
     def compile(self):
         depth = 0
         compiled, static, uses = [], [], []
+        seen = {}  # bundle text -> compiled form: kernels repeat their loop bodies
         for pc, e in enumerate(self.program.entries):
             if e.kind == "bundle":
-                c, s, u = self.bundle(pc, e)
+                if e.text not in seen:
+                    seen[e.text] = self.bundle(pc, e)
+                c, s, u = seen[e.text]
             elif e.kind == "loop":
                 depth += 1
                 cnt = e.count

@@ -148,7 +148,7 @@ def search_config(scale: str | None = None, **changes) -> SearchConfig:
                           INTEGER_DIVISORS + NON_INTEGER_DIVISORS, scale),
         screen_seeds=(1, 2, 3),
         final_seeds=tuple(range(101, by_scale(104, 111, 111, scale))),
-        samples_per_seed=by_scale(2**20, 2**24, 10**8, scale),
+        samples_per_seed=by_scale(2**20, 10**8, 10**8, scale),
         finalists=by_scale(1, 4, 4, scale),
         grid=tuple(fine_grid(2.0, 16.0, by_scale(2.0, 1 / 4, 1 / 16, scale))),
     )
