@@ -129,6 +129,27 @@ def test_store_bank_conflict_and_unrelated_bundles_are_not_held():
     assert b[2].cycle == 8 and b[2].cause == "bank-conflict"
 
 
+@pytest.mark.parametrize("ports", [1, 2, 3])
+def test_a_bank_conflict_holds_only_its_own_port(ports):
+    """Stride 8 holds a store port 8 cycles; with more ports the next stores use the others."""
+    cfg = MachineConfig().with_(slots={"st": ports})
+    text = "vst.s v1, [s1 + 0], 8\nvst v1, [s1 + 0]\nvst v1, [s1 + 512]\nhalt"
+    r = run(text, cfg, sregs={1: 0}, trace=True)
+    cycles = [b.cycle for b in r.trace.bundles][:3]
+    expected = {1: [0, 8, 9], 2: [0, 1, 2], 3: [0, 1, 2]}[ports]
+    assert cycles == expected
+    assert r.stalls["bank-conflict"] == expected[-1] - 2
+    check_accounting(r)
+
+
+def test_a_bundle_needs_as_many_free_ports_as_it_has_stores():
+    cfg = MachineConfig().with_(slots={"st": 2})
+    text = ("vst.s v1, [s1 + 0], 8\nvst v1, [s1 + 0] ; vst v2, [s1 + 512]\nhalt")
+    r = run(text, cfg, sregs={1: 0}, trace=True)
+    assert [b.cycle for b in r.trace.bundles][:2] == [0, 8]
+    assert r.trace.bundles[1].cause == "bank-conflict"
+
+
 def test_contiguous_loads_stream_one_per_cycle():
     text = "\n".join(f"vld v{i}, [s1 + {512 * i}]" for i in range(8)) + "\nhalt"
     r = run(text)

@@ -7,7 +7,8 @@ named:
 - in order: one cycle after the previous bundle (no stall);
 - ``branch``: after a taken branch, ``branch_penalty`` more cycles;
 - ``raw``: every source register is ready (scoreboard of ready cycles);
-- ``bank-conflict``: the ld (st) port is free again after a k-way conflict held it k cycles;
+- ``bank-conflict``: enough ld (st) ports are free; an access with a k-way bank conflict
+  holds its port k cycles (the other ports of the unit stay free);
 - ``sfu-hold``: a push waits ``sfu_hold`` cycles after the previous push;
 - ``fifo-full``: a push needs a free FIFO entry; a pop frees its entry ``latency['pop']``
   cycles after it issues (a push to a full FIFO that no earlier pop will free is an error:
@@ -213,7 +214,7 @@ class _Compiler:
             post.append(self._copy_back(w[0], tmp, w[1]))
         srcs = sorted({self.uid(r) for rs in reads for r in rs})
         wr, execs, pushes, pops, dmas = [], [], [], [], []
-        ldk = stk = 0
+        ldk, stk = [], []
         branch = None
         dmawait = None
         lat = cfg.latency
@@ -241,10 +242,10 @@ class _Compiler:
                 if spec.slot in ("ld", "st"):
                     k = conflict_degree(stride or 1, cfg.lanes, cfg.vmem_banks)
                     if spec.slot == "ld":
-                        ldk = max(ldk, k)
+                        ldk.append(k)
                         ready += k - 1
                     else:
-                        stk = max(stk, k)
+                        stk.append(k)
             elif name in BRANCH_OPS:
                 reg = self.uid(op.operands[0]) if name != "jmp" else -1
                 kind = {"jmp": 0, "bz": 1, "bnz": 2}[name]
@@ -269,8 +270,9 @@ class _Compiler:
             static.append((op.text, spec.slot, ready, name,
                            tuple(f"{r[0]}{r[1]}" for r in reads[i]),
                            f"{writes[i][0]}{writes[i][1]}" if writes[i] is not None else None))
-        compiled = (_B, tuple(srcs), tuple(wr), ldk, stk, len(pushes), tuple(pushes),
-                    tuple(pops), dmawait, tuple(dmas), branch, tuple(execs), tuple(post))
+        compiled = (_B, tuple(srcs), tuple(wr), tuple(ldk), tuple(stk), len(pushes),
+                    tuple(pushes), tuple(pops), dmawait, tuple(dmas), branch, tuple(execs),
+                    tuple(post))
         return compiled, static, use
 
     def _copy_back(self, kind, tmp, real):
@@ -417,7 +419,9 @@ def _execute(program, config, ctx, compiled, counts, records, dma_events, max_bu
     stack = []
     dma_tag = [0] * config.dma_tags
     dma_all = dma_free = 0
-    ld_free = st_free = sfu_free = 0
+    ld_ports = [0] * config.slots["ld"]  # cycle each port is free again, ascending
+    st_ports = [0] * config.slots["st"]
+    sfu_free = 0
     pc = base = floor = t = 0
     fcause = -1
     nb = 0
@@ -437,11 +441,11 @@ def _execute(program, config, ctx, compiled, counts, records, dma_events, max_bu
                     if x > t:
                         t = x
                         cause = RAW
-                if ldk and ld_free > t:
-                    t = ld_free
+                if ldk and ld_ports[len(ldk) - 1] > t:
+                    t = ld_ports[len(ldk) - 1]
                     cause = BANK
-                if stk and st_free > t:
-                    t = st_free
+                if stk and st_ports[len(stk) - 1] > t:
+                    t = st_ports[len(stk) - 1]
                     cause = BANK
                 if npush:
                     if sfu_free > t:
@@ -498,9 +502,11 @@ def _execute(program, config, ctx, compiled, counts, records, dma_events, max_bu
                 for r, lat in wr:
                     ready[r] = t + lat
                 if ldk:
-                    ld_free = t + ldk
+                    ld_ports[:len(ldk)] = [t + k for k in ldk]
+                    ld_ports.sort()
                 if stk:
-                    st_free = t + stk
+                    st_ports[:len(stk)] = [t + k for k in stk]
+                    st_ports.sort()
                 if npush:
                     sfu_free = t + 1 + hold
                 if dmas:
@@ -575,6 +581,6 @@ def _execute(program, config, ctx, compiled, counts, records, dma_events, max_bu
                 break
     except OpFault as fault:
         raise MachineError(fault.message, pc, t, fault.text) from None
-    end = max([t, dma_all, ld_free, st_free, max(ready)] + [ent[0] for ent in fifo])
+    end = max([t, dma_all, *ld_ports, *st_ports, max(ready)] + [ent[0] for ent in fifo])
     return {"cycles": end, "stalls": stalls, "bundles": nb, "drain": end - t,
             "fifo_left": len(fifo), "halt_cycle": t}

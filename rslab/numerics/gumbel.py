@@ -117,38 +117,41 @@ class NoisePipeline:
         return {"u": u, "uc": uc, "l1": l1, "t": t, "tk": tk, "l2": l2, "g": g}
 
 
-class PrecisePipeline(NoisePipeline):
-    """The float64 reference ``g = −log2(−log2 u)``, rounded once to float32."""
+class _TwoLogPipeline(NoisePipeline):
+    """``g = −L(−L(u))`` for a precise log ``L`` (no fast log, no scaling, no divisor)."""
 
-    def __init__(self):
-        self.name = "precise"
-        self.log2 = None
-        self.divisor = None
-        self.scaled = False
-        self.scale = 1.0
+    def __init__(self, name: str):
+        super().__init__(name, None, None, scaled=False)
+
+    def neg_log2(self, x) -> np.ndarray:
+        raise NotImplementedError
 
     def trace(self, u) -> dict[str, np.ndarray]:
         u = _as_u(u)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            t = -np.log2(u.astype(np.float64))
-            g = -np.log2(t)
+        t = self.neg_log2(u)
+        g = self.neg_log2(t)
         return {"u": u, "t": t.astype(np.float32), "g": g.astype(np.float32)}
 
 
-class ExactLogPipeline(NoisePipeline):
+class PrecisePipeline(_TwoLogPipeline):
+    """The float64 reference ``g = −log2(−log2 u)``, rounded once to float32."""
+
+    def __init__(self):
+        super().__init__("precise")
+
+    def neg_log2(self, x) -> np.ndarray:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return -np.log2(np.asarray(x, dtype=np.float64))
+
+
+class ExactLogPipeline(_TwoLogPipeline):
     """``g = −precise_log2(−precise_log2 u)``: the Exact path's float32 pipeline."""
 
     def __init__(self):
-        self.name = "exact"
-        self.log2 = None
-        self.divisor = None
-        self.scaled = False
-        self.scale = 1.0
+        super().__init__("exact")
 
-    def trace(self, u) -> dict[str, np.ndarray]:
-        u = _as_u(u)
-        t = -precise_log2(u)
-        return {"u": u, "t": t, "g": -precise_log2(t)}
+    def neg_log2(self, x) -> np.ndarray:
+        return -precise_log2(x)
 
 
 _DIV = re.compile(r"^div\(\s*([^)]+?)\s*\)$|^div(\d+(?:\.\d+)?)$")

@@ -199,6 +199,19 @@ def check_dropdowns(page) -> int:
     return count
 
 
+UNRENDERED = re.compile(r"\{(glue|cite|doc|ref|numref|eq|download)[:}]")
+"""A MyST role left as text in the page (for instance a role inside backticks)."""
+
+
+def unrendered_roles(page) -> list[str]:
+    """Role markup visible in the prose (code cells and listings are left out)."""
+    text = page.evaluate("""() => {
+        const root = (document.querySelector('article') || document.body).cloneNode(true);
+        root.querySelectorAll('.cell_input, pre').forEach(e => e.remove());
+        return root.innerText; }""")
+    return [text[max(0, m.start() - 40):m.end() + 40] for m in UNRENDERED.finditer(text)]
+
+
 def screenshot_name(rel: str) -> str:
     return rel.removesuffix(".html").replace("/", "__") + ".png"
 
@@ -221,6 +234,7 @@ def test_page_in_browser(rel, open_page):
                             f"{log.blocked}"
     assert not log.errors, f"{rel}: " + "\n".join(log.errors)
     assert not missing, f"{rel}: images that did not load: {missing}"
+    assert not (bad := unrendered_roles(page)), f"{rel}: role markup shown as text: {bad}"
     assert has_slider or not CHAPTER.search(rel), \
         f"{rel}: every chapter needs at least one slider figure (rslab.viz.widgets.slider_figure)"
 
