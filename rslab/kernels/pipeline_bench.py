@@ -121,7 +121,7 @@ def bench_pipelining(args) -> dict:
 
 def sumexp_point(*, workers: int = 4, sfu_latency: int = 13, hold: int = 1,
                  valu_latency: int = 3, plan_hold: int | None = None,
-                 max_stages: int | None = None) -> dict:
+                 max_stages: int | None = None, scheduler: str = "heuristic") -> dict:
     """One design point: achieved II, measured stalls per iteration, vector registers.
 
     ``plan_hold`` lets the scheduler plan with a different hold-issue than the
@@ -137,9 +137,10 @@ def sumexp_point(*, workers: int = 4, sfu_latency: int = 13, hold: int = 1,
 
     def make(iters):
         return sumexp_program(2 * iters, 0.0, model=model, workers=workers,
-                              max_stages=max_stages)[0]
+                              max_stages=max_stages, scheduler=scheduler)[0]
 
-    _, loop = sumexp_program(16, 0.0, model=model, workers=workers, max_stages=max_stages)
+    _, loop = sumexp_program(16, 0.0, model=model, workers=workers, max_stages=max_stages,
+                             scheduler=scheduler)
     sch = loop.schedule
     iters = sch.stage_count + 2 * loop.expansion.unroll + 2
     steady = steady_state(make, iters, 2 * loop.expansion.unroll, config)

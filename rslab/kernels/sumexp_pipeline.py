@@ -30,6 +30,7 @@ from rslab.schedule import (
     expand,
     modulo_schedule,
 )
+from rslab.schedule_exact import smallest_exact
 
 LOG2E = np.float32(1.0 / np.log(2.0))
 PACKED_BYTES = 4 * LANES
@@ -106,11 +107,19 @@ class SumExpLoop:
                 "stalls_per_iter": stalls_per_iter}
 
 
+_EXACT: dict = {}
+"""Exact schedules by body, model and bounds (the integer program takes seconds)."""
+
+
 def sumexp_loop(n_packed: int, *, model: SlotModel | None = None, workers: int = 4,
                 packed_per_iter: int = 2, base: str = "s1", max_reg: str = "v60",
                 log2e_reg: str = "v61", acc_registers=None, registers=None,
-                max_stages: int | None = None) -> SumExpLoop:
+                max_stages: int | None = None, scheduler: str = "heuristic") -> SumExpLoop:
     """Schedule and expand the sum-exp loop over ``n_packed`` packed vectors at ``[base]``.
+
+    ``scheduler="exact"`` takes the smallest-II schedule of the integer program
+    (:mod:`rslab.schedule_exact`, at most ``max_stages`` or 8 stages) at or below the
+    heuristic's II.
 
     ``acc_registers`` (one per worker) must be zeroed by the caller and hold the
     per-worker partial sums afterwards; ``registers`` is the pool for loop values.
@@ -134,7 +143,16 @@ def sumexp_loop(n_packed: int, *, model: SlotModel | None = None, workers: int =
         raise ValueError(f"n_packed={n_packed} leaves a partial iteration; with {workers} "
                          "workers an accumulator chain would be cut: use workers = "
                          f"{2 * packed_per_iter} or a multiple of {packed_per_iter} vectors")
+    if scheduler not in ("heuristic", "exact"):
+        raise ValueError(f"scheduler must be 'heuristic' or 'exact', got {scheduler!r}")
     schedule = modulo_schedule(body, model, max_stages=max_stages, reserve_scalar=1)
+    if scheduler == "exact" and schedule.ii > schedule.bounds.mii:
+        key = (tuple(body), repr(model), max_stages, schedule.ii)
+        if key not in _EXACT:
+            found, _ = smallest_exact(body, model=model, max_ii=schedule.ii - 1,
+                                      max_stages=max_stages or 8, reserve_scalar=1)
+            _EXACT[key] = found.schedule if found is not None else schedule
+        schedule = _EXACT[key]
     carried = {f"acc{w}": acc_registers[w] for w in range(workers)}
     expansion = expand(schedule, iterations, registers=registers, carried_registers=carried,
                        last_drop=drop)
