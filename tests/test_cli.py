@@ -1,5 +1,6 @@
 """The command line answers --help and rejects bad input with a clear message."""
 
+import json
 import subprocess
 import sys
 
@@ -26,3 +27,22 @@ def test_bench_rejects_unknown_benchmark():
     proc = run("bench", "--only", "no-such-benchmark")
     assert proc.returncode == 2
     assert "--only" in proc.stderr
+
+
+def test_bench_prints_the_kernel_table_and_stable_json():
+    proc = run("bench", "--only", "kernels", "--vocab", "512")
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    header = next(line for line in lines if line.startswith("| scenario"))
+    assert "baseline" in header and "optimised" in header and "speedup" in header
+    assert any(line.startswith("| all-accept | 4 | 8 | 512 | fast") for line in lines)
+    assert any(line.startswith("| first-reject | 4 | 2 | 512 | fast") for line in lines)
+    proc = run("bench", "--only", "kernels", "--vocab", "512", "--path", "exact", "--json")
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert [r["name"] for r in out["scenarios"]] == ["all-accept", "first-reject"]
+    for r in out["scenarios"]:
+        assert {"S", "R", "vocab", "path", "baseline_cycles", "optimized_cycles", "speedup",
+                "tokens_match_reference"} <= set(r)
+        assert r["path"] == "exact" and r["tokens_match_reference"]
+    assert {"sumexp", "residual_gumbel"} <= set(out["loops"])

@@ -10,13 +10,17 @@ import json
 from rslab.cli import command
 
 BENCHMARKS = {}
+TEXT = {}
 
 
-def benchmark(name):
-    """Register ``fn(args) -> dict`` as a named benchmark."""
+def benchmark(name, text=None):
+    """Register ``fn(args) -> dict`` as a named benchmark; ``text(dict) -> str`` (optional)
+    prints its figures for people instead of the generic listing."""
 
     def wrap(fn):
         BENCHMARKS[name] = fn
+        if text is not None:
+            TEXT[name] = text
         return fn
 
     return wrap
@@ -62,14 +66,25 @@ def run(args):
     names = args.only or list(BENCHMARKS)
     results = {}
     for name in names:
-        results.update(BENCHMARKS[name](args))
+        figures = BENCHMARKS[name](args)
+        results.update(figures)
+        if not args.json:
+            print(TEXT[name](figures) if name in TEXT else _listing(figures), flush=True)
     if args.json:
         print(json.dumps(results, indent=2))
     elif not results:
         print("no benchmarks registered yet")
-    else:
-        _print_table(results)
     return 0
+
+
+def _listing(results) -> str:
+    import contextlib
+    import io
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        _print_table(results)
+    return out.getvalue().rstrip("\n")
 
 
 def _load_benchmarks():

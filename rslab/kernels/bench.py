@@ -16,6 +16,7 @@ from rslab.fixtures import TEST_POINTS, scenario_inputs
 from rslab.kernels.baseline import baseline_plan
 from rslab.kernels.rejection import OPTIMISED
 from rslab.kernels.sampler_run import SamplerRun, run_sampler
+from rslab.viz import tables
 
 PHASE_OUT = {"max": "max", "sumexp": "sumexp", "acceptance": "accept", "residual": "residual",
              "bonus": "bonus", "dma_wait": "dma_wait", "setup": "setup"}
@@ -76,7 +77,33 @@ def run_scenarios(vocab: int, path: str, *, seed: int = 0, progress: bool = True
             "runs": runs}
 
 
-@benchmark("kernels")
+def kernels_text(out: dict) -> str:
+    """The note's table, the cycles per phase and the loop figures, for a terminal."""
+    rows = []
+    for r in out["scenarios"]:
+        note_base, note_opt = NOTE[r["name"]]
+        rows.append({
+            "scenario": r["name"], "S": r["S"], "R": r["R"], "V": f"{r['vocab']:,}",
+            "path": r["path"], "baseline": f"{r['baseline_cycles']:,}",
+            "optimised": f"{r['optimized_cycles']:,}", "speedup": f"{r['speedup']:.2f}×",
+            "the note's (silicon)": f"{note_base:,} → {note_opt:,} "
+                                    f"({note_base / note_opt:.2f}×)",
+            "tokens = reference": "yes" if r["tokens_match_reference"] else "NO",
+            "float outputs differing": f"{r['float_outputs_differing']} of "
+                                       f"{r['float_outputs_compared']}"})
+    phases = []
+    for r in out["scenarios"]:
+        for which, key in (("baseline", "baseline_phases"), ("optimised", "optimized_phases")):
+            phases.append({"program": f"{r['name']} {which}",
+                           **{k: f"{v:,}" for k, v in r[key].items()}})
+    loops = [{"loop": name, **fig} for name, fig in out["loops"].items()]
+    return "\n\n".join([
+        tables.markdown_table(rows), "Cycles per phase:\n" + tables.markdown_table(phases),
+        "Loops (optimised):\n" + tables.markdown_table(loops),
+        f"The four runs simulated in {out['kernel_seconds']} s."])
+
+
+@benchmark("kernels", text=kernels_text)
 def kernels_benchmark(args) -> dict:
     """The note's table at ``--vocab`` on ``--path``; wall time of the four runs."""
     out = run_scenarios(int(args.vocab), args.path, progress=not args.json)

@@ -47,7 +47,7 @@ def bench_montecarlo(args):
 def bench_search_full(args):
     config = search.search_config("full", processes=2)
     start = time.perf_counter()
-    result = search.run_search(config, progress=False)
+    result = search.run_search(config, progress=not args.json)
     seconds = time.perf_counter() - start
     finals = {r["name"]: r for r in result.finals}
     base, best = finals[search.divisor_name(config.baseline)], finals[result.best]
