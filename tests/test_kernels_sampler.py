@@ -14,6 +14,7 @@ from rslab.fixtures import (
 )
 from rslab.kernels.baseline import ALL_ACCEPT_BASELINE, FIRST_REJECT_BASELINE, baseline_plan
 from rslab.kernels.loop_emit import emit_loop
+from rslab.kernels.optimisation_steps import optimisation_steps, run_steps
 from rslab.kernels.rejection import OPTIMISED, KernelPlan, build_kernel
 from rslab.kernels.sampler_layout import SamplerLayout
 from rslab.kernels.sampler_run import run_sampler
@@ -138,3 +139,13 @@ def test_hbm_image_checks_shapes():
         layout.hbm_image(l, q, ids, 0)
     image = SamplerLayout(8, 4, 512).hbm_image(l, q, ids, 0)
     assert sum(np.asarray(a).nbytes for a in image.values()) > l.nbytes // 2
+
+
+def test_optimisation_steps_go_from_baseline_to_optimised_and_each_helps():
+    steps = optimisation_steps()
+    assert steps[0][1] == ALL_ACCEPT_BASELINE
+    assert replace(steps[-1][1], name=OPTIMISED.name) == OPTIMISED
+    rows = run_steps(scenario_inputs("all-accept", V=5120), progress=False)
+    assert all(r["tokens_match_reference"] for r in rows)
+    cycles = [r["cycles"] for r in rows]
+    assert cycles == sorted(cycles, reverse=True) and len(set(cycles)) == len(cycles)

@@ -137,3 +137,31 @@ def exact_vs_fast(fast_rows, exact_rows):
     axes[0][0].legend(fontsize=7)
     fig.tight_layout()
     return fig
+
+
+def step_bars(rows, *, title: str = "One optimisation at a time (all-accept)"):
+    """Stacked cycles per phase for each optimisation step, with the cumulative speedup."""
+    phase_key = {"acceptance": "accept"}
+    fig, ax = plt.subplots(figsize=(10, 4.6))
+    x = np.arange(len(rows))
+    bottom = np.zeros(len(rows))
+    for ph in PHASE_ORDER:
+        vals = np.array([r["phases"][phase_key.get(ph, ph)] for r in rows], dtype=float)
+        if not vals.any():
+            continue
+        ax.bar(x, vals, bottom=bottom, color=PHASE_COLOURS[ph], label=PHASE_LABELS[ph],
+               width=0.65)
+        bottom += vals
+    for xi, r in zip(x, rows, strict=True):
+        ax.annotate(f"{r['cycles']:,}\n{r['speedup']:.2f}×", (xi, r["cycles"]),
+                    xytext=(0, 3), textcoords="offset points", ha="center", fontsize=8)
+    labels = [f"{i}. {r['step']}" for i, r in enumerate(rows)]
+    ax.set_xticks(x, [lab.replace(", ", ",\n").replace(" (", "\n(") for lab in labels],
+                  fontsize=8)
+    ax.set_ylabel("cycles")
+    ax.set_ylim(0, 1.15 * max(r["cycles"] for r in rows))
+    ax.ticklabel_format(axis="y", style="sci", scilimits=(0, 0))
+    ax.legend(fontsize=8, frameon=False, ncol=2)
+    ax.set_title(title)
+    fig.tight_layout()
+    return fig
