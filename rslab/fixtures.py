@@ -190,14 +190,15 @@ def empty_residual_inputs(R=2, S=4, V=VOCAB, *, seed=0) -> SamplerInputs:
     tolerance — this is the float32 rounding case in which the sampler draws from p.
     """
     l, q, ids = first_reject_inputs(R, S, V, seed=seed)
-    p = np.maximum(target_probs(l[:, :1], "exact"), target_probs(l[:, :1], "fast"))
-    q0 = (p[:, 0].astype(np.float64) * (1 + EMPTY_RESIDUAL_MARGIN)).astype(np.float32)
-    q0 = np.where(q0 < p[:, 0], np.nextafter(q0, np.float32(np.inf)), q0)
+    by_path = {path: target_probs(l[:, :1], path)[:, 0] for path in ("exact", "fast")}
+    p = np.maximum(by_path["exact"], by_path["fast"])
+    q0 = (p.astype(np.float64) * (1 + EMPTY_RESIDUAL_MARGIN)).astype(np.float32)
+    q0 = np.where(q0 < p, np.nextafter(q0, np.float32(np.inf)), q0)
     q0[np.arange(R), ids[:, 0]] = np.float32(EMPTY_RESIDUAL_QX)
     q = q.copy()
     q[:, 0] = q0
-    for path in ("exact", "fast"):
-        if (target_probs(l[:, :1], path)[:, 0] > q0).any():
+    for path, pp in by_path.items():
+        if (pp > q0).any():
             raise AssertionError(f"empty_residual_inputs: p > q somewhere on the {path} path")
     return SamplerInputs(l, q, ids)
 

@@ -33,7 +33,7 @@ def test_bench_prints_the_kernel_table_and_stable_json():
     proc = run("bench", "--only", "kernels", "--vocab", "512")
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
-    header = next(line for line in lines if line.startswith("| scenario"))
+    header = next(line for line in lines if line.startswith("| test point"))
     assert "baseline" in header and "optimised" in header and "speedup" in header
     assert any(line.startswith("| all-accept | 4 | 8 | 512 | fast") for line in lines)
     assert any(line.startswith("| first-reject | 4 | 2 | 512 | fast") for line in lines)

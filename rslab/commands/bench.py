@@ -45,17 +45,19 @@ def configure(p):
     return run
 
 
-def _print_table(results, indent=""):
+def _listing(results, indent="") -> str:
+    """Nested figures as an indented ``key: value`` listing."""
+    lines = []
     for key, value in results.items():
         if isinstance(value, dict):
-            print(f"{indent}{key}:")
-            _print_table(value, indent + "  ")
+            lines += [f"{indent}{key}:", _listing(value, indent + "  ")]
         elif isinstance(value, list) and value and isinstance(value[0], dict):
-            print(f"{indent}{key}:")
-            for row in value:
-                print(f"{indent}  - " + ", ".join(f"{k}={v}" for k, v in row.items()))
+            lines.append(f"{indent}{key}:")
+            lines += [f"{indent}  - " + ", ".join(f"{k}={v}" for k, v in row.items())
+                      for row in value]
         else:
-            print(f"{indent}{key}: {value}")
+            lines.append(f"{indent}{key}: {value}")
+    return "\n".join(lines)
 
 
 def run(args):
@@ -75,16 +77,6 @@ def run(args):
     elif not results:
         print("no benchmarks registered yet")
     return 0
-
-
-def _listing(results) -> str:
-    import contextlib
-    import io
-
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        _print_table(results)
-    return out.getvalue().rstrip("\n")
 
 
 def _load_benchmarks():

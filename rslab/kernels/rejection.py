@@ -638,10 +638,10 @@ class _Builder:
             self.emit(body, b - a, self.final_u, plan.final_style, carried,
                       "loop_residual")
         self.final_reduce(r, s, best, idx)
-        self.empty_residual_fallback(r, s, body)
+        self.empty_residual_fallback(r, s, body, land)
         self.finish_request(r, s, jump=s < L.S - 1)
 
-    def empty_residual_fallback(self, r, s, body):
+    def empty_residual_fallback(self, r, s, body, land: bool):
         """If the residual row's best score is −∞ (no positive weight), sample from p instead."""
         L, p, plan = self.L, self.p, self.plan
         done, t, c = f"residual_done_{r}_{s}", S_T[0], S_T[5]
@@ -651,7 +651,7 @@ class _Builder:
         p.bundle("endloop")
         carried, best, idx = self.final_setup(r, s, RESIDUAL)
         p.steps(f"sli {S_LB}, {L.vm_buffers[L.buffer(r, s)]}", f"sli {S_QB}, {L.vm_q}",
-                f"sli {S_FB}, {L.vm_fp32}")
+                f"sli {S_FB}, {L.vm_fp32}" if land else "")
         self.emit(body, L.n_packed, self.final_u, plan.final_style, carried, "loop_residual")
         self.final_reduce(r, s, best, idx)
         p.label(done)

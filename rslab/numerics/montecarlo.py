@@ -41,6 +41,7 @@ from rslab.numerics.rng import (
     UNIFORM_BITS,
     all_uniforms,
     mix32,
+    mix32_inplace,
     philox4x32,
     uniform_from_words,
 )
@@ -138,16 +139,10 @@ def stream_words(seed: int, start: int, stop: int, rng: str = "hw") -> np.ndarra
     if not 0 <= start <= stop <= MAX_SAMPLES_PER_SEED:
         raise ValueError(f"need 0 <= start <= stop <= 2^32, got start={start}, stop={stop}")
     if rng == "hw":
-        # hw_random_words(seed, i) = mix32(i ^ mix32(seed ^ salt)), inlined in place for speed.
+        # hw_random_words(seed, i) = mix32(i ^ mix32(seed ^ salt)), in place for speed.
         x = np.arange(start, stop, dtype=np.uint64).astype(np.uint32)
         x ^= mix32(np.uint32(seed) ^ HW_KEY_SALT)
-        with np.errstate(over="ignore"):
-            x ^= x >> np.uint32(16)
-            x *= np.uint32(0x7FEB352D)
-            x ^= x >> np.uint32(15)
-            x *= np.uint32(0x846CA68B)
-            x ^= x >> np.uint32(16)
-        return x
+        return mix32_inplace(x)
     first, last = start // 4, -(-stop // 4)
     ctr = np.zeros((last - first, 4), dtype=np.uint32)
     ctr[:, 0] = np.arange(first, last, dtype=np.uint64).astype(np.uint32)

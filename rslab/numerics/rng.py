@@ -75,7 +75,11 @@ def philox4x32(counter, key, rounds: int = 10) -> np.ndarray:
 
 def mix32(x) -> np.ndarray:
     """A 32-bit avalanche hash (xor-shift and odd multiplies), the hardware RNG's core."""
-    x = np.asarray(x, dtype=np.uint32).copy()
+    return mix32_inplace(np.asarray(x, dtype=np.uint32).copy())
+
+
+def mix32_inplace(x: np.ndarray) -> np.ndarray:
+    """``mix32`` computed in place on a uint32 array (no copy: the Monte Carlo hot path)."""
     with np.errstate(over="ignore"):
         x ^= x >> np.uint32(16)
         x *= np.uint32(0x7FEB352D)
