@@ -14,7 +14,7 @@
 
 Target logits are BF16-representable float32 values (the kernels read BF16):
 ``round_to_bf16`` checks its input and rounds to nearest-even with the kernels'
-own ``rslab.kernels.layout.round_to_bf16``. Every function is
+own ``rslab.machine.bf16.round_to_bf16``. Every function is
 seeded: the same seed gives the same bits.
 """
 
@@ -23,7 +23,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from rslab.kernels.layout import round_to_bf16 as layout_round_to_bf16
+from rslab.machine.bf16 import round_to_bf16 as layout_round_to_bf16
 from rslab.reference import target_probs
 
 VOCAB = 154_880

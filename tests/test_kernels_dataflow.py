@@ -3,16 +3,15 @@
 import numpy as np
 import pytest
 
-from rslab.kernels.dataflow_table import (
+from rslab.kernels.studies.dataflow_table import (
     config_with,
     dataflow_row,
     measured_per_vector,
     pass_bounds,
     winner,
 )
-from rslab.kernels.layout import pack_rows, round_to_bf16
-from rslab.kernels.rowmax import NEG_INF_PAIR, emit_rowmax, packed_input, run_rowmax
-from rslab.kernels.sumexp import (
+from rslab.kernels.studies.rowmax import NEG_INF_PAIR, emit_rowmax, packed_input, run_rowmax
+from rslab.kernels.studies.sumexp import (
     VARIANTS,
     emit_sumexp,
     reference_sumexp,
@@ -20,6 +19,7 @@ from rslab.kernels.sumexp import (
     sum_tolerance,
 )
 from rslab.machine import MachineConfig
+from rslab.machine.bf16 import pack_rows, round_to_bf16
 
 CONFIG = MachineConfig()
 

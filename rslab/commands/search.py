@@ -8,7 +8,6 @@ parts of the preset. Writes ``<output>.json`` and ``<output>.csv`` and prints a 
 import argparse
 import json
 
-from rslab.cli import command
 from rslab.scale import SCALES
 
 
@@ -69,7 +68,9 @@ def _grid(text):
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
-@command("search", "Divisor search for the Gumbel noise's second log (the Div14 search).")
+HELP = "Divisor search for the Gumbel noise's second log (the Div14 search)."
+
+
 def configure(p):
     p.add_argument("--scale", choices=SCALES, default=None,
                    help="preset: quick, book, or full = the note's scale (default: RSLAB_SCALE)")
@@ -93,7 +94,6 @@ def configure(p):
                    help="result files PATH.json and PATH.csv (default results/search-<scale>)")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
-    return run
 
 
 def _fmt(value, spec):

@@ -8,7 +8,7 @@ SFU pushes and pops are handled there too (they need the issue cycle).
 
 import numpy as np
 
-from rslab.kernels.layout import f32_to_bf16_bits
+from rslab.machine.bf16 import f32_to_bf16_bits
 from rslab.numerics.rng import hw_random_words
 
 MASK32 = 0xFFFFFFFF

@@ -1,10 +1,10 @@
 """From the first translation to the optimised sampler, one change at a time.
 
-Each step is a :class:`rslab.kernels.rejection.KernelPlan` that keeps the
+Each step is a :class:`rslab.kernels.sampler.program.KernelPlan` that keeps the
 previous step's choices and changes one thing, so the cycles a step saves are
 the price of exactly one missing optimisation:
 
-0. the first translation (:data:`rslab.kernels.baseline.ALL_ACCEPT_BASELINE`);
+0. the first translation (:data:`rslab.kernels.sampler.plans.ALL_ACCEPT_BASELINE`);
 1. straight-line code bundled, DMAs issued ahead into three row buffers;
 2. loop bodies list-scheduled (``local``): independent ops of one iteration
    share bundles, iterations still run one after the other;
@@ -21,9 +21,9 @@ from dataclasses import replace
 
 from tqdm import tqdm
 
-from rslab.kernels.baseline import ALL_ACCEPT_BASELINE
-from rslab.kernels.rejection import OPTIMISED, KernelPlan
-from rslab.kernels.sampler_run import run_sampler
+from rslab.kernels.sampler.plans import ALL_ACCEPT_BASELINE
+from rslab.kernels.sampler.program import OPTIMISED, KernelPlan
+from rslab.kernels.sampler.run import run_sampler
 
 
 def optimisation_steps() -> list[tuple[str, KernelPlan]]:

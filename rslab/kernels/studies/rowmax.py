@@ -7,7 +7,7 @@ pass picks how many packed vectors one iteration handles (its *unroll*): the
 one with the fewest scheduled cycles per packed vector that fits the register
 file, so each dataflow is written as well as this machine allows.
 
-The row is packed as in :mod:`rslab.kernels.layout` and padded with −inf to a
+The row is packed as in :mod:`rslab.machine.bf16` and padded with −inf to a
 whole number of loop iterations; −inf changes neither the maximum nor the sum
 of exponentials. The row maximum lands in scalar register ``s3``.
 """
@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from rslab.kernels.layout import LANES, pack_rows, padded_length
+from rslab.machine.bf16 import LANES, pack_rows, padded_length
 from rslab.machine.config import MachineConfig
 from rslab.machine.memory import conflict_degree
 from rslab.schedule import Addr, Op, SlotModel, analyse, expand, modulo_schedule

@@ -2,7 +2,7 @@
 
 import time
 
-from rslab.commands.bench import benchmark
+from rslab.bench.registry import benchmark
 from rslab.fixtures import TEST_POINTS, sampled_inputs, scenario_inputs
 from rslab.reference import rejection_sample
 

@@ -3,7 +3,7 @@
 HBM (written by the host, read by the kernel's DMAs):
 
 * ``logits``: target logits ``[R, S+1]`` rows, each packed BF16
-  (:func:`rslab.kernels.layout.pack_rows`; ``V/256`` packed vectors of 512 bytes);
+  (:func:`rslab.machine.bf16.pack_rows`; ``V/256`` packed vectors of 512 bytes);
 * ``q``: draft probabilities float32 ``[R, S, V]``;
 * ``ids``: draft token ids int32 ``[R, S]``;
 * ``keys``: the Fast path's hardware-RNG keys uint32 ``[R, S+1, 3]`` (one per
@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rslab.kernels.layout import BLOCK, LANES, pack_rows
+from rslab.machine.bf16 import BLOCK, LANES, pack_rows
 from rslab.randomness import PURPOSES, fast_key, philox_key
 
 PACKED_BYTES = 4 * LANES

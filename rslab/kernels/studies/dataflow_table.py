@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from rslab.kernels.rowmax import PACKED_BYTES
-from rslab.kernels.sumexp import (
+from rslab.kernels.studies.rowmax import PACKED_BYTES
+from rslab.kernels.studies.sumexp import (
     DESCRIPTIONS,
     VARIANTS,
     emit_sumexp,

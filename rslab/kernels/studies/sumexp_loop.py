@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rslab.kernels.layout import BLOCK, LANES, pack_rows
+from rslab.machine.bf16 import BLOCK, LANES, pack_rows
 from rslab.schedule import (
     Addr,
     Expansion,
@@ -30,7 +30,7 @@ from rslab.schedule import (
     expand,
     modulo_schedule,
 )
-from rslab.schedule_exact import smallest_exact
+from rslab.schedule.exact import smallest_exact
 
 LOG2E = np.float32(1.0 / np.log(2.0))
 PACKED_BYTES = 4 * LANES
@@ -118,7 +118,7 @@ def sumexp_loop(n_packed: int, *, model: SlotModel | None = None, workers: int =
     """Schedule and expand the sum-exp loop over ``n_packed`` packed vectors at ``[base]``.
 
     ``scheduler="exact"`` takes the smallest-II schedule of the integer program
-    (:mod:`rslab.schedule_exact`, at most ``max_stages`` or 8 stages) at or below the
+    (:mod:`rslab.schedule.exact`, at most ``max_stages`` or 8 stages) at or below the
     heuristic's II.
 
     ``acc_registers`` (one per worker) must be zeroed by the caller and hold the

@@ -11,11 +11,11 @@ import time
 
 from tqdm import tqdm
 
-from rslab.commands.bench import benchmark
+from rslab.bench.registry import benchmark
 from rslab.fixtures import TEST_POINTS, scenario_inputs
-from rslab.kernels.baseline import baseline_plan
-from rslab.kernels.rejection import OPTIMISED
-from rslab.kernels.sampler_run import SamplerRun, run_sampler
+from rslab.kernels.sampler.plans import baseline_plan
+from rslab.kernels.sampler.program import OPTIMISED
+from rslab.kernels.sampler.run import SamplerRun, run_sampler
 from rslab.viz import tables
 from rslab.viz.results_plots import results_table
 

@@ -2,7 +2,7 @@
 
 import time
 
-from rslab.commands.bench import benchmark
+from rslab.bench.registry import benchmark
 from rslab.machine.asm import assemble
 from rslab.machine.examples import resource_bound_body, sumexp_inputs, sumexp_naive
 from rslab.machine.simulator import simulate

@@ -13,7 +13,7 @@ Per float32 vector of 128 tokens (token index i in each lane):
 - residual: ``p = exp2((l − m)·LOG2E)·r`` with ``r = 1/s`` from the caller
   (the core has no divide, so ``p = e·(1/s)``, not ``e/s``), ``w = max(p − q, 0)``,
   ``score = fl(w) + g`` (``fl(0) = −inf``).
-- argmax update (:mod:`rslab.kernels.argmax`), then the index vector steps on.
+- argmax update (:mod:`rslab.kernels.studies.argmax_loop`), then the index vector steps on.
 
 The row max ``m`` and ``r = 1/s`` are inputs (the caller's acceptance pass
 computes them); the key is the Fast path's per-(request, position, purpose)
@@ -26,15 +26,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rslab.kernels.argmax import (
+from rslab.kernels.studies.argmax_loop import (
     argmax_reference,
     argmax_update_ops,
     index_step_op,
     reduce_text,
     token_from_float,
 )
-from rslab.kernels.layout import BLOCK, LANES, pack_rows
-from rslab.kernels.sumexp_pipeline import LOG2E, PACKED_BYTES, f32_bits
+from rslab.kernels.studies.sumexp_loop import LOG2E, PACKED_BYTES, f32_bits
+from rslab.machine.bf16 import BLOCK, LANES, pack_rows
 from rslab.numerics.rng import hw_random_words, uniform_from_words
 from rslab.schedule import (
     Addr,

@@ -10,7 +10,7 @@ import time
 
 import numpy as np
 
-from rslab.commands.bench import benchmark
+from rslab.bench.registry import benchmark
 from rslab.numerics.fastlog import DEFAULT_FASTLOG2
 from rslab.numerics.gumbel import get_noise
 from rslab.numerics.rng import all_uniforms

@@ -1,6 +1,6 @@
 """Exact modulo scheduling at one II, as an integer program: does *any* schedule exist?
 
-Iterative modulo scheduling (:func:`rslab.schedule.modulo_schedule`) is a
+Iterative modulo scheduling (:func:`rslab.schedule.modulo.modulo_schedule`) is a
 heuristic. When it ends above the lower bound MII, this module answers the
 question it leaves open, within a stated bound on the stage count: is there a
 schedule at this II with at most ``max_stages`` stages?
@@ -39,15 +39,10 @@ from scipy.optimize import Bounds as VarBounds
 from scipy.optimize import LinearConstraint, milp
 from scipy.sparse import lil_matrix
 
-from rslab.schedule import (
-    Graph,
-    Schedule,
-    SlotModel,
-    analyse,
-    build_graph,
-    check_schedule,
-    slot_of,
-)
+from rslab.schedule.body import Graph, build_graph
+from rslab.schedule.bounds import analyse
+from rslab.schedule.model import SlotModel, slot_of
+from rslab.schedule.modulo import Schedule, check_schedule
 
 STATUSES = ("found", "none", "too deep", "unknown")
 

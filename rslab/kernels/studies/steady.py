@@ -10,16 +10,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from rslab.commands.bench import benchmark
-from rslab.kernels.gumbel_argmax import gumbel_program
-from rslab.kernels.layout import BLOCK, round_to_bf16
-from rslab.kernels.sumexp_pipeline import packed_row, sumexp_numpy, sumexp_program
+from rslab.kernels.studies.gumbel_loop import gumbel_program
+from rslab.kernels.studies.sumexp_loop import packed_row, sumexp_numpy, sumexp_program
+from rslab.machine.bf16 import BLOCK, round_to_bf16
 from rslab.schedule import SlotModel
 
 NOTE_SUMEXP_II = 10
+"""The note's sum-exp loop: a 10-cycle static loop."""
 NOTE_RESIDUAL_BODY = 28
+"""The note's residual-Gumbel body: 28 cycles ..."""
 NOTE_RESIDUAL_STALLS = 1
-
+"""... with about one stall cycle per pass."""
 
 def _run(text, config, vmem=None):
     from rslab.machine import assemble, simulate
@@ -93,32 +94,6 @@ def residual_figures(config=None, *, kind: str = "residual", packed_per_iter: in
             "stalls_per_iter": steady["stalls_per_iter"], "measured_ii": steady["ii"],
             "stages": sch.stage_count, "vector_registers": loop.expansion.vector_registers,
             "binding": sch.bounds.res_binding}
-
-
-@benchmark("pipelining")
-def bench_pipelining(args) -> dict:
-    """The pipelining chapter's loops on their own: sum-exp on a vocab row (dataflow (b))
-    and the residual-Gumbel loop. The full sampler's loops are the ``kernels`` benchmark's
-    ``loops`` (DESIGN §6)."""
-    vocab = getattr(args, "vocab", 154880)
-    s = sumexp_figures(vocab=vocab)
-    r = residual_figures()
-    b = residual_figures(kind="bonus")
-    keys = ("ii", "res_mii", "rec_mii", "stalls_per_iter")
-    return {"pipelining": {"loops": {"sumexp": {k: s[k] for k in keys},
-                                     "residual_gumbel": {k: r[k] for k in keys}},
-                           "sumexp_cycles": s["loop_cycles"],
-                           "sumexp_predicted": s["predicted_cycles"],
-                           "sumexp_error_pct": round(s["error_pct"], 3),
-                           "sumexp_measured_ii": s["measured_ii"],
-                           "sumexp_exact": s["exact_vs_numpy"],
-                           "residual_measured_ii": r["measured_ii"],
-                           "residual_ii_over_res_mii": r["ii"] / r["res_mii"],
-                           "bonus_ii": b["ii"], "bonus_res_mii": b["res_mii"],
-                           "bonus_stalls_per_iter": b["stalls_per_iter"],
-                           "note_sumexp_ii": NOTE_SUMEXP_II,
-                           "note_residual_body": NOTE_RESIDUAL_BODY,
-                           "note_residual_stalls_per_pass": NOTE_RESIDUAL_STALLS}}
 
 
 def sumexp_point(*, workers: int = 4, sfu_latency: int = 13, hold: int = 1,

@@ -11,7 +11,7 @@
 
 import time
 
-from rslab.commands.bench import benchmark
+from rslab.bench.registry import benchmark
 from rslab.numerics import montecarlo as mc
 from rslab.numerics import search
 from rslab.numerics.gumbel import get_noise

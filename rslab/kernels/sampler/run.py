@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from rslab.kernels.rejection import OPTIMISED, PHASES, BuiltKernel, KernelPlan, build_kernel
-from rslab.kernels.sampler_layout import SamplerLayout
+from rslab.kernels.sampler.layout import SamplerLayout
+from rslab.kernels.sampler.program import OPTIMISED, PHASES, BuiltKernel, KernelPlan, build_kernel
 from rslab.machine.asm import assemble
 from rslab.machine.config import MachineConfig
 from rslab.machine.simulator import CAUSES, simulate

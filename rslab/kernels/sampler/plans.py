@@ -1,6 +1,6 @@
 """The baselines the optimised sampler is measured against (DESIGN §6, the note's two baselines).
 
-They are the *same program structure* as :mod:`rslab.kernels.rejection` (same
+They are the *same program structure* as :mod:`rslab.kernels.sampler.program` (same
 phases, same random numbers, same outputs); only the :class:`KernelPlan`
 differs. Each must stay what it claims to be — the natural translation a
 programmer writes first — so that the speedup measures optimisation, not a
@@ -23,7 +23,7 @@ simplification, that is fine and the measured speedup shrinks.
   not software-pipelined).
 """
 
-from rslab.kernels.rejection import KernelPlan, build_kernel
+from rslab.kernels.sampler.program import KernelPlan, build_kernel
 
 ALL_ACCEPT_BASELINE = KernelPlan(
     "first translation", rowmax_style="naive", rowmax_u=1, sumexp_style="naive",

@@ -1,6 +1,6 @@
 """The softmax normaliser s = Σ exp2((l − max l)·LOG2E) of a packed BF16 row, four dataflows.
 
-The row (already in VMEM, packed as in :mod:`rslab.kernels.layout`) is read by:
+The row (already in VMEM, packed as in :mod:`rslab.machine.bf16`) is read by:
 
 - ``"a"``  — max pass that also *lands* the float32 values in VMEM with the
   generic BF16→FP32 helper's store pattern (stride-2 stores: word 2l ← element
@@ -25,8 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rslab.kernels.layout import round_to_bf16
-from rslab.kernels.rowmax import (
+from rslab.kernels.studies.rowmax import (
     IN_ADDR,
     LOG2E,
     PACKED_BYTES,
@@ -54,6 +53,7 @@ from rslab.kernels.rowmax import (
     stride2_conflict,
     tree_reduce,
 )
+from rslab.machine.bf16 import round_to_bf16
 from rslab.machine.config import MachineConfig
 from rslab.schedule import Addr, Op, Use
 

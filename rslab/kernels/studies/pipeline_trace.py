@@ -5,7 +5,7 @@
 iteration from the trace's per-pass summary of the kernel loop
 (``Trace.steady_state``; a kernel pass holds ``unroll`` iterations).
 :func:`cross_check` sets these beside the differencing method of
-:mod:`rslab.kernels.pipeline_bench` (two runs that differ by a few iterations).
+:mod:`rslab.kernels.studies.steady` (two runs that differ by a few iterations).
 :func:`compact` drops the empty bundles of a program: the core then waits by
 stalling instead of issuing ``nop``, and the trace charges every wait to a cause.
 :func:`listing` abbreviates a program into prologue / kernel / epilogue.
@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rslab.kernels.gumbel_argmax import gumbel_program
-from rslab.kernels.pipeline_bench import steady_state
-from rslab.kernels.sumexp_pipeline import sumexp_program
+from rslab.kernels.studies.gumbel_loop import gumbel_program
+from rslab.kernels.studies.steady import steady_state
+from rslab.kernels.studies.sumexp_loop import sumexp_program
 from rslab.schedule import SlotModel
 
 LOOP_KINDS = ("sumexp", "sumexp-hold0", "sumexp-serial", "sumexp-serial-compact", "residual",

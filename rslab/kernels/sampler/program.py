@@ -24,11 +24,11 @@ the SFU's fast log2; Exact path Philox with counter (c0, s, r, purpose) and the
 word layout of the reference, noise ``−log2(−log2 u)`` with the precise log.
 
 What changes between the optimised kernel and the baselines is a
-:class:`KernelPlan`: how each loop body becomes code (``rslab.kernels.loop_emit``),
+:class:`KernelPlan`: how each loop body becomes code (``rslab.kernels.loops.emit``),
 whether the glue code is bundled, and whether DMAs are issued ahead
 (double-buffered row buffers, a speculative first chunk of the q row). The
 program marks its phases with labels ``ph<n>_<phase>:`` so cycles can be
-attributed per phase from the trace (:mod:`rslab.kernels.sampler_run`).
+attributed per phase from the trace (:mod:`rslab.kernels.sampler.run`).
 """
 
 from __future__ import annotations
@@ -37,9 +37,9 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from rslab.kernels.loop_emit import LoopCode, emit_loop, remainder_drop
-from rslab.kernels.sampler_layout import PACKED_BYTES, Q_BYTES_PER_PACKED, SamplerLayout
-from rslab.kernels.sumexp_pipeline import sumexp_body
+from rslab.kernels.loops.emit import LoopCode, emit_loop, remainder_drop
+from rslab.kernels.sampler.layout import PACKED_BYTES, Q_BYTES_PER_PACKED, SamplerLayout
+from rslab.kernels.studies.sumexp_loop import sumexp_body
 from rslab.numerics.gumbel import first_layer_scale
 from rslab.numerics.rng import PHILOX_M0, PHILOX_M1, PHILOX_W0, PHILOX_W1
 from rslab.randomness import ACCEPT, BONUS, RESIDUAL
@@ -78,7 +78,7 @@ def f32_bits(x) -> str:
 class KernelPlan:
     """How the sampler is compiled: loop styles, iteration widths, glue and DMA policy.
 
-    ``*_style`` is ``naive``, ``local`` or ``pipelined`` (``rslab.kernels.loop_emit``);
+    ``*_style`` is ``naive``, ``local`` or ``pipelined`` (``rslab.kernels.loops.emit``);
     ``rowmax_u`` / ``final_u`` packed vectors per loop iteration (the Exact path's
     final rows always take two: one Philox evaluation covers 512 tokens);
     ``sumexp_workers`` accumulators; ``land_fp32``: the row-max pass also stores the
@@ -132,7 +132,7 @@ def rowmax_body(u: int, land: bool = False) -> list:
 
 
 def sumexp_loop_body(path: str, workers: int, u: int, landed: bool = False) -> list:
-    """The sum-exp body of ``rslab.kernels.sumexp_pipeline`` (precise exp2 on the Exact path).
+    """The sum-exp body of ``rslab.kernels.studies.sumexp_loop`` (precise exp2 on the Exact path).
 
     ``landed``: the float32 halves are loaded from ``S_FB`` instead of unpacked
     (same values, same accumulation order, so the same sum bit for bit).
