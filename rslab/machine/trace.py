@@ -1,4 +1,4 @@
-"""Traces of a simulation and their summaries (DESIGN §5).
+"""Traces of a simulation and their summaries.
 
 ``Trace`` holds one record per issued bundle: cycle, pc, stall cycles before
 issue and their cause, and the iteration index of every active hardware loop.
@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rslab.machine.simulator import CAUSES
+from rslab.machine.stalls import CAUSES
 
 
 @dataclass(frozen=True)

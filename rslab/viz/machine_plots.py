@@ -4,7 +4,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.patches import FancyArrowPatch, Rectangle
 
-from rslab.machine.simulator import CAUSES
+from rslab.machine.stalls import CAUSES
 
 SLOT_COLORS = {"ld": "#4C72B0", "st": "#8172B2", "valu": "#55A868", "pop": "#64B5CD",
                "sfu": "#DD8452", "xlu": "#937860", "scalar": "#8C8C8C", None: "#CCCCCC"}
