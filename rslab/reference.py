@@ -95,7 +95,7 @@ from rslab.randomness import (
 )
 
 __all__ = [
-    "ACCEPT", "BONUS", "RESIDUAL", "PATHS", "LOG2E", "DRAFT_SUM_TOL", "SampleResult",
+    "ACCEPT", "BONUS", "RESIDUAL", "PATHS", "LOG2E", "DIAGNOSTICS", "DRAFT_SUM_TOL", "SampleResult",
     "rejection_sample", "target_probs", "gumbel_noise", "residual_weights", "sample_scores",
     "random_words", "random_uniforms", "fast_key", "philox_key", "philox_slot",
     "uniform_from_words", "path_math", "acceptance_probability", "accepted_count_law",
@@ -109,12 +109,21 @@ CHUNK_ELEMENTS = 1 << 21
 """Requests are processed in chunks of about this many vocabulary entries per row set."""
 
 
+DIAGNOSTICS = ("m", "sum", "px", "u", "score")
+"""The float32 intermediates ``rejection_sample(..., diagnostics=True)`` records: per checked
+position (r, s) the row max ``m``, the sum of exponentials ``sum``, ``p(x)`` of the draft
+token and the acceptance uniform ``u`` ([R, S], NaN where not checked); per request the
+winning ``score`` of its residual or bonus row ([R])."""
+
+
 @dataclass(frozen=True)
 class SampleResult:
-    """``tokens`` int64 [R, S+1] (emitted tokens, then −1); ``num_accepted`` int64 [R]."""
+    """``tokens`` int64 [R, S+1] (emitted tokens, then −1); ``num_accepted`` int64 [R];
+    ``diagnostics`` (name → float32 array, see ``DIAGNOSTICS``) when asked for, else None."""
 
     tokens: np.ndarray
     num_accepted: np.ndarray
+    diagnostics: dict | None = None
 
     @property
     def num_emitted(self) -> np.ndarray:
@@ -147,19 +156,24 @@ def path_math(path="exact", noise="div8") -> PathMath:
     return PathMath("fast", fast_exp2, DEFAULT_FASTLOG2, pipeline)
 
 
+def softmax_parts(logits, math: PathMath):
+    """``(m, s, p)``: the row max, the float32 sum of exponentials and the probabilities."""
+    m = logits.max(axis=-1, keepdims=True)
+    with np.errstate(invalid="ignore"):
+        z = (logits - m) * LOG2E
+    e = math.exp2(z)
+    e[z == -np.inf] = 0
+    s = e.sum(axis=-1, dtype=np.float32, keepdims=True)
+    return m, s, e * (np.float32(1) / s)
+
+
 def target_probs(logits, path="exact") -> np.ndarray:
     """Float32 softmax over the last axis, op by op as the kernels compute it."""
     math = path if isinstance(path, PathMath) else path_math(path)
     l = np.asarray(logits)
     if l.dtype != np.float32:
         raise ValueError(f"logits must be float32, got {l.dtype}")
-    m = l.max(axis=-1, keepdims=True)
-    with np.errstate(invalid="ignore"):
-        z = (l - m) * LOG2E
-    e = math.exp2(z)
-    e[z == -np.inf] = 0
-    s = e.sum(axis=-1, dtype=np.float32, keepdims=True)
-    return e * (np.float32(1) / s)
+    return softmax_parts(l, math)[2]
 
 
 def gumbel_noise(path, seed, requests, positions, purpose, tokens, noise="div8") -> np.ndarray:
@@ -256,54 +270,73 @@ def _check_inputs(target_logits, draft_probs, draft_token_ids):
     return R, S, V
 
 
-def _sample_chunk(rows, l, q, ids, math, seed, tokens, num_accepted):
+def _sample_chunk(rows, l, q, ids, math, seed, out: SampleResult):
     """Sample the requests ``rows`` (global indices; their inputs are ``l, q, ids``)."""
     S, V = q.shape[1], l.shape[2]
     vocab = np.arange(V)
     live = np.arange(rows.size)  # local indices of requests still drafting
+    diag = out.diagnostics
     for s in range(S):
         if live.size == 0:
             return
-        p = target_probs(l[live, s], math)
+        m, total, p = softmax_parts(l[live, s], math)
         x = ids[live, s].astype(np.int64)
         qrow = q[live, s]
         at = np.arange(live.size)
         qx, px = qrow[at, x], p[at, x]
         u = random_uniforms(math.path, seed, rows[live], s, ACCEPT, [0])[:, 0]
+        if diag is not None:
+            for name, value in (("m", m[:, 0]), ("sum", total[:, 0]), ("px", px), ("u", u)):
+                diag[name][rows[live], s] = value
         accept = (qx > 0) & (u * qx < px)
-        tokens[rows[live[accept]], s] = x[accept]
-        num_accepted[rows[live[accept]]] += 1
+        out.tokens[rows[live[accept]], s] = x[accept]
+        out.num_accepted[rows[live[accept]]] += 1
         reject = ~accept
         if reject.any():
             w = residual_weights(p[reject], qrow[reject])
             g = gumbel_noise(math, seed, rows[live[reject]], s, RESIDUAL, vocab)
             with np.errstate(divide="ignore"):
                 lw = math.log2(w)
-            tokens[rows[live[reject]], s] = sample_scores(lw, g).argmax(axis=-1)
+            _emit(out, rows[live[reject]], s, sample_scores(lw, g))
         live = live[accept]
     if live.size:
         g = gumbel_noise(math, seed, rows[live], S, BONUS, vocab)
         with np.errstate(invalid="ignore"):
             lw = l[live, S] * LOG2E
-        tokens[rows[live], S] = sample_scores(lw, g).argmax(axis=-1)
+        _emit(out, rows[live], S, sample_scores(lw, g))
+
+
+def _emit(out: SampleResult, rows, position, scores):
+    """Store the sampled token (the argmax of ``scores``) of each row, and its score."""
+    out.tokens[rows, position] = scores.argmax(axis=-1)
+    if out.diagnostics is not None:
+        out.diagnostics["score"][rows] = scores.max(axis=-1)
 
 
 def rejection_sample(target_logits, draft_probs, draft_token_ids, *, path="exact", seed=0,
-                     noise="div8") -> SampleResult:
+                     noise="div8", diagnostics=False) -> SampleResult:
     """Speculative-decoding rejection sampling; see the module docstring for the semantics.
 
     ``target_logits`` float32 [R, S+1, V] (−inf allowed), ``draft_probs`` float32
     [R, S, V] (rows sum to 1), ``draft_token_ids`` int [R, S]; ``path`` "exact" or
     "fast"; ``seed`` an integer in [0, 2^64); ``noise`` the Fast path's noise variant.
+    ``diagnostics=True`` also records the float32 intermediates a kernel reports
+    (:attr:`SampleResult.diagnostics`).
     """
     math = path_math(path, noise)
     seed = check_seed(seed)
     R, S, V = _check_inputs(target_logits, draft_probs, draft_token_ids)
-    tokens = np.full((R, S + 1), -1, dtype=np.int64)
-    num_accepted = np.zeros(R, dtype=np.int64)
+    if not isinstance(diagnostics, bool):
+        raise ValueError(f"diagnostics must be True or False, got {diagnostics!r}")
+    diag = None
+    if diagnostics:
+        diag = {k: np.full((R, S), np.nan, dtype=np.float32) for k in DIAGNOSTICS[:-1]}
+        diag["score"] = np.full(R, np.nan, dtype=np.float32)
+    out = SampleResult(np.full((R, S + 1), -1, dtype=np.int64), np.zeros(R, dtype=np.int64),
+                       diag)
     chunk = max(1, CHUNK_ELEMENTS // V)
     for start in range(0, R, chunk):
         stop = min(R, start + chunk)
         _sample_chunk(np.arange(start, stop), target_logits[start:stop], draft_probs[start:stop],
-                      draft_token_ids[start:stop], math, seed, tokens, num_accepted)
-    return SampleResult(tokens, num_accepted)
+                      draft_token_ids[start:stop], math, seed, out)
+    return out

@@ -20,23 +20,12 @@ from rslab.kernels.sampler.layout import SamplerLayout
 from rslab.kernels.sampler.program import OPTIMISED, PHASES, BuiltKernel, KernelPlan, build_kernel
 from rslab.machine.asm import assemble
 from rslab.machine.config import MachineConfig
-from rslab.machine.simulator import CAUSES, simulate
-from rslab.randomness import ACCEPT, BONUS, RESIDUAL
-from rslab.reference import (
-    LOG2E,
-    gumbel_noise,
-    path_math,
-    random_uniforms,
-    rejection_sample,
-    residual_weights,
-    sample_scores,
-    target_probs,
-)
+from rslab.machine.simulator import simulate
+from rslab.reference import DIAGNOSTICS, rejection_sample
 from rslab.schedule import SlotModel
 
 PHASE_KEYS = ("max", "sumexp", "accept", "residual", "bonus", "dma_wait", "setup")
-_PHASE_LABEL = re.compile(r"^ph(\d+)_(\w+)$")
-_DMA = CAUSES.index("dma-wait")
+_PHASE_LABEL = re.compile(r"^ph\d+_(\w+)$")
 
 
 @dataclass
@@ -77,35 +66,11 @@ class SamplerRun:
         return float(max([c["max_abs_diff"] for c in self.float_checks.values()] or [0.0]))
 
 
-def phase_table(program) -> list:
-    """(start pc, phase) of every phase label, sorted by pc."""
-    out = []
-    for name, pc in program.labels.items():
-        m = _PHASE_LABEL.match(name)
-        if m:
-            out.append((pc, int(m.group(1)), m.group(2)))
-    return [(pc, phase) for pc, _, phase in sorted(out)]
-
-
 def phase_cycles(run) -> dict:
-    """Cycles per phase from the trace records (see the module docstring)."""
-    table = phase_table(run.program)
-    starts = np.array([pc for pc, _ in table])
-    names = [ph for _, ph in table]
-    totals = dict.fromkeys(PHASE_KEYS, 0)
-    prev = 0
-    last = "setup"
-    for t, pc, stall, cause, _ in run.trace._records:
-        i = int(np.searchsorted(starts, pc, side="right")) - 1
-        last = names[i] if i >= 0 else "setup"
-        gap = t - prev
-        if cause == _DMA:
-            totals["dma_wait"] += stall
-            gap -= stall
-        totals[last] += gap
-        prev = t
-    totals[last] += run.cycles - prev
-    return totals
+    """Cycles per phase: the trace's cycles by ``ph<n>_<phase>`` label, DMA waits apart."""
+    cycles = run.trace.cycles_by_label(_PHASE_LABEL, default="setup",
+                                       separate={"dma-wait": "dma_wait"})
+    return {k: cycles.get(k, 0) for k in PHASE_KEYS}
 
 
 def _loop_figures(run, kernel) -> dict:
@@ -124,46 +89,10 @@ def _loop_figures(run, kernel) -> dict:
     return out
 
 
-def reference_floats(inputs, path: str, seed: int, num_accepted, noise: str = "div8") -> dict:
-    """The reference's float32 values at the points the kernel reports: per checked position
-    m, s, p(x), u; per request the winning score of its residual or bonus row."""
-    l, q, ids = inputs
-    R, S1, V = l.shape
-    S = S1 - 1
-    math = path_math(path, noise)
-    out = {k: np.full((R, S), np.nan, dtype=np.float32) for k in ("m", "sum", "px", "u")}
-    score = np.full(R, np.nan, dtype=np.float32)
-    vocab = np.arange(V)
-    for r in range(R):
-        for s in range(min(S, int(num_accepted[r]) + 1)):
-            row = l[r, s]
-            m = row.max()
-            z = (row - m) * LOG2E
-            e = math.exp2(z)
-            e[z == -np.inf] = 0
-            out["m"][r, s] = m
-            out["sum"][r, s] = e.sum(dtype=np.float32)
-            out["px"][r, s] = target_probs(row[None], math)[0, ids[r, s]]
-            out["u"][r, s] = random_uniforms(path, seed, [r], s, ACCEPT, [0])[0, 0]
-        n = int(num_accepted[r])
-        with np.errstate(divide="ignore", invalid="ignore"):
-            if n < S:
-                p = target_probs(l[r, n][None], math)
-                w = residual_weights(p, q[r, n][None])
-                g = gumbel_noise(math, seed, [r], n, RESIDUAL, vocab)
-                sc = sample_scores(math.log2(w), g)
-            else:
-                g = gumbel_noise(math, seed, [r], S, BONUS, vocab)
-                sc = sample_scores(l[r, S][None] * LOG2E, g)
-        score[r] = sc.max()
-    out["score"] = score
-    return out
-
-
 def compare_floats(kernel_out: dict, ref: dict) -> dict:
     """Per quantity: values compared, values not bit-identical, largest |difference|."""
     checks = {}
-    for name in ("m", "sum", "px", "u", "score"):
+    for name in DIAGNOSTICS:
         a = np.asarray(kernel_out[name], dtype=np.float32).reshape(-1)
         b = np.asarray(ref[name], dtype=np.float32).reshape(-1)
         mask = ~np.isnan(b)
@@ -194,17 +123,16 @@ def run_sampler(inputs, path: str = "fast", plan: KernelPlan = OPTIMISED, *, see
         kernel = build_kernel(layout, path, plan, model)
     elif kernel.layout != layout or kernel.path != path:
         raise ValueError("kernel: built for another layout or path")
-    ref = rejection_sample(l, q, ids, path=path, seed=seed)
+    ref = rejection_sample(l, q, ids, path=path, seed=seed, diagnostics=compare)
     program = assemble(kernel.text)
     run = simulate(program, config, hbm=layout.hbm_image(l, q, ids, seed), trace=True)
     outputs = layout.read_outputs(run)
     checks = {}
     if compare:
-        checks = compare_floats(outputs, reference_floats(inputs, path, seed, ref.num_accepted))
+        checks = compare_floats(outputs, ref.diagnostics)
     return SamplerRun(kernel, run.cycles, dict(run.stalls), phase_cycles(run), outputs,
                       ref.tokens.astype(np.int32), ref.num_accepted.astype(np.int32), checks,
                       _loop_figures(run, kernel), run.bundles)
 
 
-__all__ = ["PHASES", "PHASE_KEYS", "SamplerRun", "run_sampler", "phase_cycles", "phase_table",
-           "reference_floats", "compare_floats"]
+__all__ = ["PHASES", "PHASE_KEYS", "SamplerRun", "run_sampler", "phase_cycles", "compare_floats"]
