@@ -14,10 +14,16 @@ from rslab.fixtures import (
 )
 from rslab.kernels.loops.emit import emit_loop
 from rslab.kernels.sampler.layout import SamplerLayout
-from rslab.kernels.sampler.plans import ALL_ACCEPT_BASELINE, FIRST_REJECT_BASELINE, baseline_plan
-from rslab.kernels.sampler.program import OPTIMISED, KernelPlan, build_kernel
-from rslab.kernels.sampler.run import run_sampler
-from rslab.kernels.sampler.steps import optimisation_steps, run_steps
+from rslab.kernels.sampler.plans import (
+    ALL_ACCEPT_BASELINE,
+    FIRST_REJECT_BASELINE,
+    OPTIMISED,
+    KernelPlan,
+    baseline_plan,
+    optimisation_steps,
+)
+from rslab.kernels.sampler.program import build_kernel
+from rslab.kernels.sampler.run import run_sampler, run_steps
 from rslab.machine.asm import assemble
 from rslab.reference import target_probs
 from rslab.schedule import Op, SlotModel

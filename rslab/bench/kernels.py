@@ -13,8 +13,7 @@ from tqdm import tqdm
 
 from rslab.bench.registry import benchmark
 from rslab.fixtures import TEST_POINTS, scenario_inputs
-from rslab.kernels.sampler.plans import baseline_plan
-from rslab.kernels.sampler.program import OPTIMISED
+from rslab.kernels.sampler.plans import OPTIMISED, baseline_plan
 from rslab.kernels.sampler.run import SamplerRun, run_sampler
 from rslab.viz import tables
 from rslab.viz.results_plots import results_table

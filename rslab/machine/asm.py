@@ -11,6 +11,8 @@ import re
 import struct
 from dataclasses import dataclass
 
+import numpy as np
+
 from rslab.machine.isa import BRANCH_OPS, SPECS
 
 _LABEL = re.compile(r"^\s*([A-Za-z_][\w.]*)\s*:(.*)$")
@@ -108,6 +110,11 @@ def parse_number(token: str) -> int:
     if not -(2**31) <= value < 2**32:
         raise ValueError(f"{token!r} does not fit in 32 bits")
     return value & 0xFFFFFFFF
+
+
+def f32_bits(x) -> str:
+    """The float32 bit pattern of ``x`` as an assembler immediate (``parse_number``'s inverse)."""
+    return hex(int(np.float32(x).view(np.uint32)))
 
 
 def _parse_int(token: str) -> int:

@@ -147,7 +147,7 @@ def _f32_bits(x) -> int:
     return int(np.float32(x).view(np.uint32))
 
 
-def _tree_sum(x):
+def tree_sum(x):
     """float32 sum as a fixed pairwise tree: lane l + lane l + ceil(n/2), repeated."""
     x = x.copy()
     n = x.size
@@ -169,7 +169,7 @@ def compile_xlu(name, sd, va, ctx):
             S[sd] = _f32_bits(np.min(fa))
     elif name == "vred.add":
         def run():
-            S[sd] = _f32_bits(_tree_sum(fa))
+            S[sd] = _f32_bits(tree_sum(fa))
     elif name == "vred.argmax":
         def run():
             S[sd] = int(np.argmax(fa))

@@ -380,6 +380,8 @@ def _exp2_tables(cfg: FastExp2):
 
 DEFAULT_FASTLOG2 = FastLog2()
 DEFAULT_FASTEXP2 = FastExp2()
+LOG2E = np.float32(1.0 / np.log(2.0))
+"""The base-change constant float32(1/ln 2): exp(x) = exp2(x·LOG2E)."""
 
 
 def fast_exp2(x) -> np.ndarray:

@@ -68,6 +68,22 @@ class Op:
     def is_pop(self) -> bool:
         return is_pop(self.opcode)
 
+    def assembly(self, dst: str | None, srcs: list, imm: int | None = None) -> str:
+        """The op as assembly text with registers ``dst`` and ``srcs`` (the FIFO tokens left
+        out) and, for a memory op, the address immediate ``imm`` (bytes)."""
+        dst_part = [] if dst is None else [dst]
+        if self.addr is None:
+            parts = dst_part + list(srcs)
+        else:
+            mem = f"[{self.addr.base} + {imm}]" if imm >= 0 else f"[{self.addr.base} - {-imm}]"
+            parts = (list(srcs[:1]) + [mem] + list(srcs[1:]) if self.opcode.startswith("vst")
+                     else dst_part + [mem] + list(srcs))
+        return self.opcode + (" " + ", ".join(parts) if parts else "") + self.tail
+
+    def register_srcs(self) -> list:
+        """The sources that name registers or values (FIFO tokens left out)."""
+        return [s for s in self.srcs if not (isinstance(s, str) and s.startswith("@"))]
+
 
 @dataclass(frozen=True)
 class Edge:

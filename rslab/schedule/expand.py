@@ -176,9 +176,9 @@ def expand(schedule: Schedule, iterations: int, *, registers, carried_registers=
 
     def op_text(k, it, block, row, in_loop):
         op = g.ops[k]
-        srcs = [operand(k, s, it) for s in op.srcs
-                if not (isinstance(s, str) and s.startswith("@"))]
-        dst = [] if op.dst is None or op.is_push else [regs[op.dst][it % len(regs[op.dst])]]
+        srcs = [operand(k, s, it) for s in op.register_srcs()]
+        dst = None if op.dst is None or op.is_push else regs[op.dst][it % len(regs[op.dst])]
+        imm = None
         if op.addr is not None:
             a = op.addr
             advanced = 0
@@ -188,11 +188,7 @@ def expand(schedule: Schedule, iterations: int, *, registers, carried_registers=
                 elif in_loop and block == loop_first + unroll - 1 and row > inc_rows[a.base]:
                     advanced = unroll
             imm = a.offset + (it - advanced) * a.stride
-            mem = [f"[{a.base} + {imm}]" if imm >= 0 else f"[{a.base} - {-imm}]"]
-            parts = srcs[:1] + mem + srcs[1:] if op.opcode.startswith("vst") else dst + mem + srcs
-        else:
-            parts = dst + srcs
-        return op.opcode + (" " + ", ".join(parts) if parts else "") + op.tail
+        return op.assembly(dst, srcs, imm)
 
     def block_bundles(block, in_loop):
         out = []

@@ -1,6 +1,6 @@
 """The full Sequential-mode rejection sampler as one machine program per test point.
 
-Per request r, positions s = 0..S−1 in order (DESIGN §4, §6):
+Per request r, positions s = 0..S−1 in order (the semantics of :mod:`rslab.reference`):
 
 1. **max**: the row max m of the target logits row (r, s) (packed BF16 in VMEM);
 2. **sum-exp**: s = Σ exp2((l − m)·LOG2E), then 1/s on the SFU;
@@ -33,249 +33,61 @@ attributed per phase from the trace (:mod:`rslab.kernels.sampler.run`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 
-from rslab.kernels.loops.emit import LoopCode, emit_loop, remainder_drop
+from rslab.kernels.loops.emit import emit_loop, remainder_drop
+from rslab.kernels.loops.loop import Loop
+from rslab.kernels.ops.noise import divisor_noise_constants
+from rslab.kernels.ops.philox import philox_ops
+from rslab.kernels.ops.uniform import uniform_ops
+from rslab.kernels.sampler.bodies import final_body, rowmax_body, sumexp_loop_body
 from rslab.kernels.sampler.layout import PACKED_BYTES, Q_BYTES_PER_PACKED, SamplerLayout
-from rslab.kernels.studies.sumexp_loop import sumexp_body
-from rslab.numerics.gumbel import first_layer_scale
+from rslab.kernels.sampler.plans import OPTIMISED, KernelPlan
+from rslab.kernels.sampler.registers import (
+    CARRIED,
+    GLUE,
+    LOOP_POOL,
+    POOL,
+    REGS,
+    S_ACC,
+    S_FB,
+    S_KEY,
+    S_KS,
+    S_LB,
+    S_M,
+    S_QB,
+    S_SUM,
+    S_T,
+    S_X,
+    V_2M25,
+    V_C1,
+    V_C2,
+    V_C3,
+    V_C128,
+    V_C256,
+    V_C384,
+    V_EIGHTH,
+    V_LOG2C,
+    V_LOG2E,
+    V_M,
+    V_ONE_U,
+    V_PM0,
+    V_PM1,
+    V_RINV,
+    V_SCALE,
+    V_STEP,
+    V_THREE,
+    V_ZERO,
+)
+from rslab.machine.asm import f32_bits
+from rslab.numerics.fastlog import DEFAULT_FASTLOG2, LOG2E
 from rslab.numerics.rng import PHILOX_M0, PHILOX_M1, PHILOX_W0, PHILOX_W1
 from rslab.randomness import ACCEPT, BONUS, RESIDUAL
-from rslab.reference import LOG2E
-from rslab.schedule import Addr, Op, SlotModel, Use
+from rslab.schedule import Op, SlotModel
 
 PHASES = ("setup", "max", "sumexp", "accept", "residual", "bonus")
-
-# ----------------------------------------------------------------- registers
-# Constants live in the top vector registers, loop-carried values below them,
-# and the rest is the pool for loop values.
-V_LOG2E, V_M, V_RINV, V_ZERO, V_ONE_U, V_2M25 = "v63", "v62", "v61", "v60", "v59", "v58"
-V_SCALE, V_LOG2C, V_EIGHTH, V_THREE = "v57", "v56", "v55", "v54"  # V_SCALE: c·2^-25
-V_PM0, V_PM1, V_C1, V_C2, V_C3, V_STEP, V_C128 = "v53", "v52", "v51", "v50", "v49", "v48", "v47"
-V_C256, V_C384 = "v57", "v56"  # Exact path only (the Fast path keeps its noise constants there)
-TOKEN_OFFSETS = (V_ZERO, V_C128, V_C256, V_C384)
-"""Token offset of stream k = 2b + h within an iteration: 256·b + 128·h."""
-CARRIED = [f"v{i}" for i in range(34, 47)]
-POOL = [f"v{i}" for i in range(34)]
-LOOP_POOL = {  # loop registers: the pool, carried slots no loop of the path uses, free constants
-    "fast": POOL + [f"v{i}" for i in range(39, 47)] + [V_PM0, V_PM1, V_C1, V_C2, V_C3],
-    "exact": POOL + [f"v{i}" for i in range(44, 47)] + [V_EIGHTH, V_THREE],
-}
-GLUE = [f"v{i}" for i in range(20, 34)]  # scratch for straight-line code (loops are done then)
-S_LB, S_QB, S_KEY, S_KS, S_FB = "s1", "s2", "s3", "s4", "s5"
-S_X, S_M, S_SUM, S_ACC = "s6", "s7", "s8", "s9"
-S_T = [f"s{i}" for i in range(10, 20)]
-
-
-def f32_bits(x) -> str:
-    """The float32 bit pattern of ``x`` as an assembler immediate."""
-    return hex(int(np.float32(x).view(np.uint32)))
-
-
-@dataclass(frozen=True)
-class KernelPlan:
-    """How the sampler is compiled: loop styles, iteration widths, glue and DMA policy.
-
-    ``*_style`` is ``naive``, ``local`` or ``pipelined`` (``rslab.kernels.loops.emit``);
-    ``rowmax_u`` / ``final_u`` packed vectors per loop iteration (the Exact path's
-    final rows always take two: one Philox evaluation covers 512 tokens);
-    ``sumexp_workers`` accumulators; ``land_fp32``: the row-max pass also stores the
-    unpacked float32 halves (dataflow (a′) of chapter 3), and the sum-exp pass and
-    the residual row read them instead of unpacking again (else dataflow (b));
-    ``bundle_glue`` packs straight-line ops into bundles (else one op per bundle);
-    ``prefetch`` issues the next row's DMA ahead and splits the q row into chunks
-    (else each DMA is waited for when issued).
-    """
-
-    name: str
-    rowmax_style: str = "pipelined"
-    rowmax_u: int = 2
-    sumexp_style: str = "pipelined"
-    sumexp_workers: int = 4
-    sumexp_u: int = 2
-    final_style: str = "pipelined"
-    final_u: int = 1
-    land_fp32: bool = True
-    bundle_glue: bool = True
-    prefetch: bool = True
-
-
-OPTIMISED = KernelPlan("optimised")
-
-
-# ----------------------------------------------------------------- loop bodies
-
-
-def rowmax_body(u: int, land: bool = False) -> list:
-    """Row max over ``u`` packed vectors per iteration, one accumulator per packed vector.
-
-    ``land`` also stores the float32 halves at ``S_FB``: float32 vector k = 2b + h
-    of the row at byte ``k·512`` (the changed layout (a′): plain stores, no conflict).
-    """
-    body = [Op("vld", f"x{b}", addr=Addr(S_LB, PACKED_BYTES * b, PACKED_BYTES * u))
-            for b in range(u)]
-    for b in range(u):
-        body += [Op("vunpack.lo", f"lo{b}", (f"x{b}",)), Op("vunpack.hi", f"hi{b}", (f"x{b}",))]
-        if land:
-            body += [Op("vst", None, (half,), addr=Addr(S_FB, PACKED_BYTES * (2 * b + h),
-                                                         2 * PACKED_BYTES * u),
-                        name=f"st_{half}") for h, half in enumerate((f"lo{b}", f"hi{b}"))]
-        if u == 1:  # the natural translation: acc = max(acc, v) for each vector
-            body += [Op("vmax.f32", "acc0_0", ("acc0", "lo0")),
-                     Op("vmax.f32", "acc0", ("acc0_0", "hi0"))]
-        else:
-            body += [Op("vmax.f32", f"t{b}", (f"lo{b}", f"hi{b}")),
-                     Op("vmax.f32", f"acc{b}", (f"acc{b}", f"t{b}"))]
-    return body
-
-
-def sumexp_loop_body(path: str, workers: int, u: int, landed: bool = False) -> list:
-    """The sum-exp body of ``rslab.kernels.studies.sumexp_loop`` (precise exp2 on the Exact path).
-
-    ``landed``: the float32 halves are loaded from ``S_FB`` instead of unpacked
-    (same values, same accumulation order, so the same sum bit for bit).
-    """
-    body = sumexp_body(workers=workers, packed_per_iter=u, base=S_LB, max_reg=V_M,
-                       log2e_reg=V_LOG2E)
-    if landed:
-        body = land_reads(body, u)
-    if path == "exact":
-        body = [replace(op, opcode="vexp2.p") if op.opcode == "vexp2" else op for op in body]
-    return body
-
-
-def land_reads(body: list, u: int) -> list:
-    """``body`` reading the landed float32 halves: each ``vunpack`` of ``l{k}`` becomes a
-    load of float32 vector k from ``S_FB``, and the packed loads go."""
-    out = []
-    for op in body:
-        if op.opcode == "vld" and op.addr.base == S_LB:
-            continue
-        if op.opcode in ("vunpack.lo", "vunpack.hi"):
-            k = int(op.dst[1:])
-            op = Op("vld", op.dst, addr=Addr(S_FB, PACKED_BYTES * k, 2 * PACKED_BYTES * u))
-        out.append(op)
-    return out
-
-
-def uniform_ops(k: int, word: str, scaled: bool = True) -> list:
-    """u = float32_rtz((w >> 8) + ½)·2^-24, exactly: ((w >> 7) | 1) ^ (w >> 31) → float → ·2^-25.
-
-    ``scaled=False`` stops at ``uf{k}`` = u·2^25 (an exact integer in float32).
-    """
-    ops = [Op("vshr", f"ua{k}", (word, "7")), Op("vor", f"ub{k}", (f"ua{k}", V_ONE_U)),
-           Op("vshr", f"uc{k}", (word, "31")), Op("vxor", f"ud{k}", (f"ub{k}", f"uc{k}")),
-           Op("vcvt.u2f", f"uf{k}", (f"ud{k}",))]
-    return ops + [Op("vmul.f32", f"u{k}", (f"uf{k}", V_2M25))] if scaled else ops
-
-
-def noise_ops(k: int, path: str) -> tuple[list, str]:
-    """Ops to the value ``y`` with score = x − y (so g = −y); returns (ops, y).
-
-    Fast path from ``uf{k}`` = u·2^25: Div8's first multiply u·c is ``uf·(c·2^-25)``,
-    bit for bit the same product (scaling by a power of two commutes with rounding
-    for normal numbers), so the multiply by 2^-25 is folded into the constant.
-    Exact path from ``u{k}``.
-    """
-    if path == "fast":  # Div8: t = log2 c − fl(u·c); g = −(fl(t·⅛) + 3)
-        return [Op("vmul.f32", f"gs{k}", (f"uf{k}", V_SCALE)), Op("vlog2", f"@g1{k}", (f"gs{k}",)),
-                Op("vpop", f"g1{k}", (f"@g1{k}",)), Op("vsub.f32", f"gt{k}", (V_LOG2C, f"g1{k}")),
-                Op("vmul.f32", f"gk{k}", (f"gt{k}", V_EIGHTH)),
-                Op("vlog2", f"@g2{k}", (f"gk{k}",)), Op("vpop", f"g2{k}", (f"@g2{k}",)),
-                Op("vadd.f32", f"gy{k}", (f"g2{k}", V_THREE))], f"gy{k}"
-    return [Op("vlog2.p", f"@g1{k}", (f"u{k}",)), Op("vpop", f"g1{k}", (f"@g1{k}",)),
-            Op("vsub.f32", f"gt{k}", (V_ZERO, f"g1{k}")), Op("vlog2.p", f"@g2{k}", (f"gt{k}",)),
-            Op("vpop", f"g2{k}", (f"@g2{k}",))], f"g2{k}"
-
-
-def philox_ops(c0: str, c1: str, c2: str, c3: str, tag: str = "") -> tuple[list, list]:
-    """Philox4x32-10 on the VALU; round keys loaded from the key schedule at ``S_KS``."""
-    ops = []
-    x = [c0, c1, c2, c3]
-    for r in range(10):
-        k0, k1 = f"pk0_{r}{tag}", f"pk1_{r}{tag}"
-        ops += [Op("vld", k0, addr=Addr(S_KS, r * PACKED_BYTES, 0)),
-                Op("vld", k1, addr=Addr(S_KS, (10 + r) * PACKED_BYTES, 0))]
-        n = f"{r}{tag}"
-        ops += [Op("vmulhi.u32", f"ph0_{n}", (V_PM0, x[0])),
-                Op("vmullo.u32", f"pl0_{n}", (V_PM0, x[0])),
-                Op("vmulhi.u32", f"ph1_{n}", (V_PM1, x[2])),
-                Op("vmullo.u32", f"pl1_{n}", (V_PM1, x[2])),
-                Op("vxor", f"pa_{n}", (f"ph1_{n}", x[1])), Op("vxor", f"py0_{n}", (f"pa_{n}", k0)),
-                Op("vxor", f"pb_{n}", (f"ph0_{n}", x[3])), Op("vxor", f"py2_{n}", (f"pb_{n}", k1))]
-        x = [f"py0_{n}", f"pl1_{n}", f"py2_{n}", f"pl0_{n}"]
-    return ops, x
-
-
-def final_body(kind: str, path: str, u: int, landed: bool = False) -> list:
-    """One iteration of the residual (``kind="residual"``) or bonus Gumbel-argmax row.
-
-    ``landed`` (residual only): the logits are the float32 halves the row-max pass
-    stored at ``S_FB`` (see :func:`land_reads`).
-
-    Streams k = 2b + h (packed vector b, half h) keep their own running best
-    score ``best{k}`` and token ``idx{k}`` (strict ``>``: ties keep the lower
-    index); ``ctr`` counts the iteration's first token and ``tok{k} = ctr + 256·b + 128·h``
-    is the stream's token index, also the Fast path's RNG counter. On the Exact
-    path it is formed at the end of the chain from the previous ``ctr``, so it
-    holds no register long.
-    """
-    if kind not in ("residual", "bonus"):
-        raise ValueError(f"kind must be 'residual' or 'bonus', got {kind!r}")
-    if landed and kind != "residual":
-        raise ValueError("only the residual row reads landed float32 halves")
-    body = [Op("vld", f"x{b}", addr=Addr(S_LB, PACKED_BYTES * b, PACKED_BYTES * u))
-            for b in range(u)]
-    if path == "fast":
-        body.append(Op("vadd.u32", "ctr", ("ctr", V_STEP)))
-    words = {}
-    if path == "exact":
-        if u != 2:
-            raise ValueError("the Exact path's final rows take u = 2 (one Philox block)")
-        body.append(Op("vadd.u32", "c0", ("c0", V_C128)))
-        ops, out = philox_ops("c0", V_C1, V_C2, V_C3)
-        body += ops
-        words = dict(enumerate(out))
-    for b in range(u):
-        for h, half in enumerate(("lo", "hi")):
-            k = 2 * b + h
-            tok = f"tok{k}"
-            if path == "fast":  # for stream 0 too: reading ``ctr`` itself at the end of
-                # the chain would tie the next iteration's counter update to it (RecMII 64)
-                body.append(Op("vadd.u32", tok, ("ctr", TOKEN_OFFSETS[k])))
-                body.append(Op("vrand", f"w{k}", (tok, S_KEY)))
-                word = f"w{k}"
-            else:
-                word = words[k]
-            body += uniform_ops(k, word, scaled=path != "fast")
-            ops, y = noise_ops(k, path)
-            body += ops
-            body.append(Op(f"vunpack.{half}", f"l{k}", (f"x{b}",)))
-            if kind == "bonus":
-                body.append(Op("vmul.f32", f"xs{k}", (f"l{k}", V_LOG2E)))
-            else:
-                e2, l2 = ("vexp2", "vlog2") if path == "fast" else ("vexp2.p", "vlog2.p")
-                body += [Op("vsub.f32", f"z{k}", (f"l{k}", V_M)),
-                         Op("vmul.f32", f"zy{k}", (f"z{k}", V_LOG2E)),
-                         Op(e2, f"@e{k}", (f"zy{k}",)), Op("vpop", f"e{k}", (f"@e{k}",)),
-                         Op("vmul.f32", f"p{k}", (f"e{k}", V_RINV)),
-                         Op("vld", f"q{k}", addr=Addr(S_QB, PACKED_BYTES * k,
-                                                     Q_BYTES_PER_PACKED * u)),
-                         Op("vsub.f32", f"d{k}", (f"p{k}", f"q{k}")),
-                         Op("vmax.f32", f"wr{k}", (f"d{k}", V_ZERO)),
-                         Op(l2, f"@lw{k}", (f"wr{k}",)), Op("vpop", f"xs{k}", (f"@lw{k}",))]
-            if path == "exact":  # the token index, from the counter before this iteration's
-                body.append(Op("vadd.u32", tok, (Use("ctr", 1), TOKEN_OFFSETS[k])))
-            body += [Op("vsub.f32", f"sc{k}", (f"xs{k}", y)),
-                     Op("vcmpgt.f32", f"gm{k}", (f"sc{k}", f"best{k}")),
-                     Op("vmax.f32", f"best{k}", (f"best{k}", f"sc{k}")),
-                     Op("vsel", f"idx{k}", (f"gm{k}", tok, f"idx{k}"))]
-    if path == "exact":
-        body.append(Op("vadd.u32", "ctr", ("ctr", V_STEP)))
-    return land_reads(body, u) if landed else body
-
 
 # ----------------------------------------------------------------- program text
 
@@ -313,7 +125,7 @@ class ProgramText:
             else:
                 self.bundle(*step)
 
-    def loop(self, code: LoopCode, label: str | None = None):
+    def loop(self, code: Loop, label: str | None = None):
         text = code.text.rstrip("\n").split("\n")
         if label is not None:
             at = next((i for i, line in enumerate(text) if line.startswith("loop ")), None)
@@ -334,7 +146,7 @@ class BuiltKernel:
     layout: SamplerLayout
     path: str
     plan: KernelPlan
-    loops: dict  # loop label -> LoopCode (first instance of each kind)
+    loops: dict  # loop label -> Loop (first instance of each kind)
 
 
 class _Builder:
@@ -361,13 +173,12 @@ class _Builder:
             self.p.bundle(f"dmawait {tag}")
 
     def emit(self, body, n_packed: int, u: int, style: str, carried: dict,
-             label: str) -> LoopCode:
+             label: str) -> Loop:
         iterations = -(-n_packed // u)
         left = n_packed - (iterations - 1) * u
-        drop = remainder_drop(body, left, u) if left < u else set()
         code = emit_loop(body, iterations, style, carried=carried, pool=LOOP_POOL[self.path],
-                         model=self.model,
-                         last_drop=drop)
+                         model=self.model, last_drop=remainder_drop(body, left, u),
+                         per_iteration=u, shorten=True)
         first = label not in self.loops
         if first:
             self.loops[label] = code
@@ -423,10 +234,11 @@ class _Builder:
         p.steps((f"vli {V_LOG2E}, {f32_bits(LOG2E)}", f"vli {V_ZERO}, 0"),
                 (f"vli {V_ONE_U}, 1", f"vli {V_2M25}, {f32_bits(2.0**-25)}"))
         if self.path == "fast":
-            c = first_layer_scale()
-            p.steps((f"vli {V_SCALE}, {f32_bits(np.float32(c) * np.float32(2.0**-25))}",
-                     f"vli {V_LOG2C}, {f32_bits(np.log2(c))}"),
-                    (f"vli {V_EIGHTH}, {f32_bits(0.125)}", f"vli {V_THREE}, {f32_bits(3.0)}"))
+            k = divisor_noise_constants(DEFAULT_FASTLOG2, 8.0)
+            p.steps((f"vli {V_SCALE}, {f32_bits(k['scale'])}",
+                     f"vli {V_LOG2C}, {f32_bits(k['log2c'])}"),
+                    (f"vli {V_EIGHTH}, {f32_bits(k['inv_k'])}",
+                     f"vli {V_THREE}, {f32_bits(k['log2k'])}"))
             return
         p.steps((f"vli {V_PM0}, {int(PHILOX_M0)}", f"vli {V_PM1}, {int(PHILOX_M1)}"),
                 f"vli {V_C128}, 128", f"sli {S_KS}, {self.L.vm_keysched}")
@@ -523,14 +335,14 @@ class _Builder:
             word = GLUE[9]
         else:
             p.steps((f"vli {V_C1}, {s}", f"vli {V_C2}, {r}"), f"vli {V_C3}, {ACCEPT}")
-            ops, out = philox_ops(V_ZERO, V_C1, V_C2, V_C3)
+            ops, out = philox_ops((V_ZERO, V_C1, V_C2, V_C3), REGS)
             code = emit_loop(ops + [Op("vmov", "pw", (out[0],))], 1,
                              "local" if self.plan.bundle_glue else "naive",
                              carried={}, pool=POOL[:20] + GLUE[9:], model=self.model)
             p.loop(code)
             word = _reg_of(code.text, "vmov")
-        uops = uniform_ops(0, word)
-        code = emit_loop(uops + [Op("vmov", "uout", ("u0",))], 1,
+        uops, uname = uniform_ops(0, word, REGS)
+        code = emit_loop(uops + [Op("vmov", "uout", (uname,))], 1,
                          "local" if self.plan.bundle_glue else "naive", carried={},
                          pool=[r for r in POOL[:20] + GLUE[9:] if r != word],
                          model=self.model)
@@ -673,9 +485,3 @@ def build_kernel(layout: SamplerLayout, path: str = "fast", plan: KernelPlan = O
     if not isinstance(layout, SamplerLayout):
         raise ValueError(f"layout must be a SamplerLayout, got {type(layout).__name__}")
     return _Builder(layout, path, plan, model or SlotModel()).build()
-
-
-def build_optimised(layout: SamplerLayout, path: str = "fast",
-                    model: SlotModel | None = None) -> BuiltKernel:
-    """The optimised kernel: every loop modulo-scheduled, glue bundled, DMAs ahead."""
-    return build_kernel(layout, path, OPTIMISED, model)

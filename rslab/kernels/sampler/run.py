@@ -15,9 +15,11 @@ import re
 from dataclasses import dataclass, field
 
 import numpy as np
+from tqdm import tqdm
 
 from rslab.kernels.sampler.layout import SamplerLayout
-from rslab.kernels.sampler.program import OPTIMISED, PHASES, BuiltKernel, KernelPlan, build_kernel
+from rslab.kernels.sampler.plans import OPTIMISED, KernelPlan, optimisation_steps
+from rslab.kernels.sampler.program import PHASES, BuiltKernel, build_kernel
 from rslab.machine.asm import assemble
 from rslab.machine.config import MachineConfig
 from rslab.machine.simulator import simulate
@@ -135,4 +137,21 @@ def run_sampler(inputs, path: str = "fast", plan: KernelPlan = OPTIMISED, *, see
                       _loop_figures(run, kernel), run.bundles)
 
 
-__all__ = ["PHASES", "PHASE_KEYS", "SamplerRun", "run_sampler", "phase_cycles", "compare_floats"]
+def run_steps(inputs, path: str = "fast", *, seed: int = 0, progress: bool = True) -> list[dict]:
+    """Cycles, cycles per phase and tokens of every step on ``inputs``."""
+    rows = []
+    steps = optimisation_steps()
+    first = None
+    for label, plan in tqdm(steps, desc="optimisation steps", disable=not progress,
+                            leave=False):
+        run = run_sampler(inputs, path, plan, seed=seed)
+        first = first or run.cycles
+        rows.append({"step": label, "cycles": int(run.cycles),
+                     "speedup": first / run.cycles,
+                     "phases": {k: int(v) for k, v in run.phases.items()},
+                     "tokens_match_reference": bool(run.tokens_match)})
+    return rows
+
+
+__all__ = ["PHASES", "PHASE_KEYS", "SamplerRun", "run_sampler", "phase_cycles", "compare_floats",
+           "run_steps"]

@@ -1,23 +1,14 @@
-"""Argmax over a float32 score row, two ways, as modulo-scheduled loops.
+"""Argmax over a float32 score row, two ways, as modulo-scheduled study loops.
 
-Each worker keeps, per lane, the best score ``best`` and its token index ``idx``
-(the lane's tokens arrive in increasing order, so a strict ``>`` keeps the
-first of equal scores):
-
-- ``select`` (greater → select): ``m = s > best``; ``best = m ? s : best``;
-  ``idx = m ? i : idx``. The recurrence best → compare → select → best is two
-  VALU latencies long.
-- ``max`` (independent max): ``m = s > best``; ``best = max(best, s)``;
-  ``idx = m ? i : idx``. The compare and the max both read the old ``best``,
-  so the recurrence is one VALU latency.
-
-The final reduction takes the largest score over workers and lanes and, among
-the lanes holding it, the lowest token index (ties → lowest index).
+Each worker keeps, per lane, the best score and its token index with one of the two
+updates of :mod:`rslab.kernels.ops.argmax` (``select``: greater → select; ``max``:
+an independent max, the compare only updates the index). The final reduction takes
+the largest score over workers and lanes and, among the lanes holding it, the
+lowest token index (ties → lowest index).
 
 **NaN rule.** Valid rows have no NaN score (the reference rejects NaN logits,
-``w ≥ 0`` and the noise is finite). ``select`` ignores NaN scores (a NaN never
-compares greater, so it acts as −∞). ``max`` propagates them (``vmax.f32``
-returns NaN): the returned value is NaN and the token is −1, which callers
+``w ≥ 0`` and the noise is finite). ``select`` ignores NaN scores; ``max``
+propagates them: the returned value is NaN and the token is −1, which callers
 must treat as an invalid row. Both are stated by :func:`argmax_reference`.
 """
 
@@ -27,61 +18,38 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rslab.schedule import Addr, Op, Schedule, SlotModel, expand, modulo_schedule
+from rslab.kernels.loops.emit import emit_loop
+from rslab.kernels.ops.argmax import VARIANTS, argmax_update_ops, check_variant, index_step_op
+from rslab.schedule import Addr, Op, Schedule, SlotModel
 
-VARIANTS = ("select", "max")
 LANES = 128
 INF_BITS = "0x7f800000"
 NEG_INF_BITS = "0xff800000"
 
 
-def _check_variant(variant):
-    if variant not in VARIANTS:
-        raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
-
-
-def argmax_update_ops(k: int, score: str, variant: str) -> list:
-    """The per-vector update of worker k's ``best{k}``/``idx{k}`` from value ``score``.
-
-    Reads the token-index vector ``i{k}`` (loop-carried, see :func:`index_step_op`).
-    """
-    _check_variant(variant)
-    mask = Op("vcmpgt.f32", f"m{k}", (score, f"best{k}"))
-    if variant == "select":
-        best = Op("vsel", f"best{k}", (f"m{k}", score, f"best{k}"))
-    else:
-        best = Op("vmax.f32", f"best{k}", (f"best{k}", score))
-    idx = Op("vsel", f"idx{k}", (f"m{k}", f"i{k}", f"idx{k}"))
-    return [mask, best, idx]
-
-
-def index_step_op(k: int, step_reg: str) -> Op:
-    """``i{k} += step``: the token indices of worker k's next vector (placed last in the body)."""
-    return Op("vadd.u32", f"i{k}", (f"i{k}", step_reg))
-
-
 def argmax_body(*, variant: str = "max", workers: int = 1, base: str = "s1",
                 step_reg: str = "v63") -> list:
     """Loop body: ``workers`` float32 score vectors per iteration, one argmax state each."""
-    _check_variant(variant)
+    check_variant(variant)
     if not isinstance(workers, int) or workers < 1:
         raise ValueError(f"workers must be a positive int, got {workers!r}")
     body = [Op("vld", f"s{k}", addr=Addr(base, 4 * LANES * k, 4 * LANES * workers))
             for k in range(workers)]
     for k in range(workers):
-        body += argmax_update_ops(k, f"s{k}", variant)
+        body += argmax_update_ops(k, f"s{k}", f"i{k}", variant)
     body += [index_step_op(k, step_reg) for k in range(workers)]
     return body
 
 
+def pinned_registers(values, first: int = 40) -> dict:
+    """Consecutive fixed registers from ``v{first}`` for loop-carried ``values``, in order."""
+    return {v: f"v{first + j}" for j, v in enumerate(values)}
+
+
 def carried_registers(workers: int, first: int = 40) -> dict:
     """Registers for the loop-carried ``best``, ``idx`` and ``i`` of each worker."""
-    regs = {}
-    for k in range(workers):
-        regs[f"best{k}"] = f"v{first + 3 * k}"
-        regs[f"idx{k}"] = f"v{first + 3 * k + 1}"
-        regs[f"i{k}"] = f"v{first + 3 * k + 2}"
-    return regs
+    return pinned_registers([v for k in range(workers) for v in (f"best{k}", f"idx{k}",
+                                                                   f"i{k}")], first)
 
 
 def init_text(carried: dict, workers: int, first_index: list, *, iota_reg: str,
@@ -152,17 +120,16 @@ def argmax_program(n_vectors: int, *, variant: str = "max", workers: int = 1,
         raise ValueError(f"n_vectors must be a positive multiple of workers={workers}, "
                          f"got {n_vectors!r}")
     body = argmax_body(variant=variant, workers=workers, step_reg="v63")
-    schedule = modulo_schedule(body, model, reserve_scalar=1)
     carried = carried_registers(workers)
-    exp = expand(schedule, n_vectors // workers, registers=[f"v{i}" for i in range(32)],
-                 carried_registers=carried)
+    loop = emit_loop(body, n_vectors // workers, "pipelined", carried=carried,
+                     pool=[f"v{i}" for i in range(32)], model=model or SlotModel())
     lines = [f"sli s1, {address}", f"sli s2, {LANES * workers}", "vbcast v63, s2"]
     lines += init_text(carried, workers, [LANES * k for k in range(workers)],
                        iota_reg="v62", tmp_reg="v61")
-    text = "\n".join(lines) + "\n" + exp.text
+    text = "\n".join(lines) + "\n" + loop.text
     tail = reduce_text([carried[f"best{k}"] for k in range(workers)],
                        [carried[f"idx{k}"] for k in range(workers)])
-    return text + "\n".join(tail) + "\nhalt\n", schedule
+    return text + "\n".join(tail) + "\nhalt\n", loop.schedule
 
 
 def run_argmax(scores, *, variant: str = "max", workers: int = 1, config=None) -> ArgmaxResult:
@@ -186,7 +153,7 @@ def run_argmax(scores, *, variant: str = "max", workers: int = 1, config=None) -
 def argmax_reference(scores, variant: str = "max"):
     """(token, value) by the stated rules: ties → lowest index; ``select`` ignores NaN,
     ``max`` returns (−1, NaN) when any score is NaN."""
-    _check_variant(variant)
+    check_variant(variant)
     s = np.asarray(scores, dtype=np.float32)
     nan = np.isnan(s)
     if variant == "max" and nan.any():
@@ -194,3 +161,6 @@ def argmax_reference(scores, variant: str = "max"):
     clean = np.where(nan, np.float32(-np.inf), s)
     k = int(np.argmax(clean))
     return k, float(clean[k])
+
+__all__ = ["VARIANTS", "argmax_body", "argmax_program", "argmax_reference", "carried_registers",
+           "pinned_registers", "reduce_text", "run_argmax", "token_from_float"]

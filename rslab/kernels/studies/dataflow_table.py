@@ -12,19 +12,16 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from rslab.kernels.studies.rowmax import PACKED_BYTES
+from rslab.kernels.studies.kernel import run_kernel, scalar_f32
 from rslab.kernels.studies.sumexp import (
     DESCRIPTIONS,
     VARIANTS,
     emit_sumexp,
     reference_sumexp,
-    run_kernel,
-    scalar_f32,
     sum_tolerance,
 )
 from rslab.machine.config import MachineConfig
 from rslab.schedule import slot_of
-from rslab.viz import tables
 
 ROW_VOCAB = 154_880
 """The note's vocabulary."""
@@ -73,7 +70,7 @@ def pass_bounds(p, config: MachineConfig) -> dict:
         out["fifo"] = pushes * config.latency["sfu"] / config.fifo_depth
     if b.rec_mii:
         out["recurrence"] = float(b.rec_mii)
-    return {k: v / p.unroll for k, v in out.items()}
+    return {k: v / p.per_iteration for k, v in out.items()}
 
 
 def binding_of(bounds: dict) -> str:
@@ -88,7 +85,7 @@ def ops_per_vector(kernel) -> dict:
     for p in kernel.passes:
         for op in p.schedule.graph.ops:
             slot = slot_of(op.opcode)
-            out[slot] = out.get(slot, 0) + 1 / p.unroll
+            out[slot] = out.get(slot, 0) + 1 / p.per_iteration
     return out
 
 
@@ -144,10 +141,10 @@ def dataflow_row(variant: str, config: MachineConfig | None = None, vocab: int =
     m_ref, s_ref = reference_sumexp(row, config, exp2=exp2)
     s = float(scalar_f32(run, "s4"))
     per_pass = [pass_bounds(p, config) for p in kernel.passes]
-    unroll = tuple(p.unroll for p in kernel.passes)
+    unroll = tuple(p.per_iteration for p in kernel.passes)
     return DataflowRow(
         variant=variant, description=DESCRIPTIONS[base],
-        passes=[(p.name, p.unroll, p.ii) for p in kernel.passes],
+        passes=[(p.name, p.per_iteration, p.ii) for p in kernel.passes],
         ops=ops_per_vector(kernel),
         bound=sum(max(b.values()) for b in per_pass),
         scheduled=sum(p.cycles_per_vector for p in kernel.passes),
@@ -173,10 +170,10 @@ def dataflow_table(config: MachineConfig | None = None, vocab: int = ROW_VOCAB, 
 
 
 def table_records(rows) -> list[dict]:
-    """Rows as flat dicts with display-ready values (for a DataFrame-free Markdown table)."""
+    """Rows as flat dicts of display-ready strings (for a DataFrame-free Markdown table)."""
     out = []
     for r in rows:
-        out.append({
+        out.append({k: str(v) for k, v in {
             "dataflow": r.variant,
             "bound c/vec": round(r.bound, 2),
             "scheduled c/vec": round(r.scheduled, 2),
@@ -188,13 +185,8 @@ def table_records(rows) -> list[dict]:
             "stalls": ", ".join(f"{k} {v}" for k, v in r.stalls.items()) or "none",
             "max exact": r.max_exact,
             "sum rel. error": f"{r.sum_rel_error:.1e} (tol {r.sum_tolerance:.1e})",
-        })
+        }.items()})
     return out
-
-
-def markdown_table(records: list[dict]) -> str:
-    """A Markdown table of ``records`` (same keys in every record), cells printed as ``str``."""
-    return tables.markdown_table(records, fmt=lambda _, v: str(v))
 
 
 def sweep(param: str, values, config: MachineConfig | None = None, *,
@@ -210,7 +202,7 @@ def sweep(param: str, values, config: MachineConfig | None = None, *,
         out[value] = {}
         for v in variants:
             kernel = emit_sumexp(_split(v)[0], vocab, cfg, bank_aware=_split(v)[1])
-            unroll = tuple(p.unroll for p in kernel.passes)
+            unroll = tuple(p.per_iteration for p in kernel.passes)
             out[value][v] = (measured_per_vector(v, cfg, unroll) if measure
                              else sum(p.cycles_per_vector for p in kernel.passes))
     return out
@@ -220,10 +212,3 @@ def winner(per_variant: dict) -> str:
     """The fastest variant (ties: all of them, joined by ``=``)."""
     best = min(per_variant.values())
     return "=".join(v for v, c in per_variant.items() if math.isclose(c, best))
-
-
-def footprint_bytes(variant: str, vocab: int = ROW_VOCAB) -> int:
-    """VMEM bytes a variant needs for one row (packed row, plus the float32 buffer for (a))."""
-    base, _ = _split(variant)
-    vectors = -(-vocab // 256)
-    return vectors * PACKED_BYTES * (3 if base in ("a", "a'") else 1)

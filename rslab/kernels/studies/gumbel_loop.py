@@ -1,23 +1,23 @@
-"""The bonus Gumbel-argmax and the residual-Gumbel loops, modulo-scheduled (Fast path).
+"""The bonus Gumbel-argmax and the residual-Gumbel loops as standalone study programs (Fast path).
 
-Per float32 vector of 128 tokens (token index i in each lane):
+Per float32 vector of 128 tokens (token index i in each lane), from the ops of
+:mod:`rslab.kernels.ops`:
 
-- noise (Div8 form, DESIGN §1 item 5): ``w = vrand(i, key)``; the uniform
-  ``u = rtz((k + ½)·2^-24)`` with ``k = w >> 8`` is built exactly with integer
-  ops: ``d = ((w >> 7) | 1)``, and bit 0 cleared when ``d ≥ 2^24`` (``k ≥ 2^23``),
-  so ``u = float(d)·2^-25`` with no rounding; then ``u·c`` (one multiply by
-  ``c·2^-25``), ``t = log2 c − fl(u·c)``, ``g = −3 − fl(t·⅛)``. These are the
-  float32 values of ``rslab.numerics.gumbel``'s ``div8`` pipeline bit for bit
-  (``a − b = −(b − a)`` and ``t·⅛ = t/8`` exactly in float32).
-- bonus: ``score = l·LOG2E + g``.
+- noise (Div8): ``w = vrand(i, key)``, the uniform built exactly with integer ops
+  (:mod:`~rslab.kernels.ops.uniform`), then ``t = log2 c − fl(u·c)`` and
+  ``y = fl(t·⅛) + 3`` (:mod:`~rslab.kernels.ops.noise`): the float32 values of
+  ``rslab.numerics.gumbel``'s ``div8`` pipeline bit for bit, with g = −y;
+- bonus: ``score = l·LOG2E − y``;
 - residual: ``p = exp2((l − m)·LOG2E)·r`` with ``r = 1/s`` from the caller
   (the core has no divide, so ``p = e·(1/s)``, not ``e/s``), ``w = max(p − q, 0)``,
-  ``score = fl(w) + g`` (``fl(0) = −inf``).
-- argmax update (:mod:`rslab.kernels.studies.argmax_loop`), then the index vector steps on.
+  ``score = fl(w) − y`` (``fl(0) = −inf``) (:mod:`~rslab.kernels.ops.weights`);
+- the argmax update (:mod:`~rslab.kernels.ops.argmax`), then the index vector steps on.
+  The index vectors ``i{k}`` rotate: modulo variable expansion renames them like
+  any other value, so no register pins them.
 
 The row max ``m`` and ``r = 1/s`` are inputs (the caller's acceptance pass
 computes them); the key is the Fast path's per-(request, position, purpose)
-key (INTERFACES: counter = token index).
+key (:mod:`rslab.randomness`: counter = token index).
 """
 
 from __future__ import annotations
@@ -26,176 +26,104 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from rslab.kernels.loops.emit import emit_loop, remainder_drop
+from rslab.kernels.loops.loop import Loop
+from rslab.kernels.ops.argmax import argmax_state, argmax_update_ops, index_step_op
+from rslab.kernels.ops.noise import divisor_noise_constants, divisor_noise_ops
+from rslab.kernels.ops.rowmax import PACKED_BYTES
+from rslab.kernels.ops.sumexp import float_half, packed_loads
+from rslab.kernels.ops.uniform import uniform_ops
+from rslab.kernels.ops.weights import log_weight_ops, q_load
 from rslab.kernels.studies.argmax_loop import (
     argmax_reference,
-    argmax_update_ops,
-    index_step_op,
+    pinned_registers,
     reduce_text,
     token_from_float,
 )
-from rslab.kernels.studies.sumexp_loop import LOG2E, PACKED_BYTES, f32_bits
+from rslab.machine.asm import f32_bits
 from rslab.machine.bf16 import BLOCK, LANES, pack_rows
+from rslab.numerics.fastlog import LOG2E
 from rslab.numerics.rng import hw_random_words, uniform_from_words
-from rslab.schedule import (
-    Addr,
-    Expansion,
-    Op,
-    Schedule,
-    SlotModel,
-    closure_of_consumers,
-    expand,
-    modulo_schedule,
-)
+from rslab.schedule import Op, SlotModel
 
 KINDS = ("bonus", "residual")
 DIVISOR = 8.0
-CONSTANT_REGS = {"m": "v50", "log2e": "v51", "r": "v52", "zero": "v53", "one": "v54",
-                 "cp": "v55", "log2c": "v56", "neg_log2k": "v57", "inv_k": "v58",
-                 "step": "v59"}
+REGS = {"src": "s1", "q": "s2", "key": "s3", "max": "v50", "log2e": "v51", "rinv": "v52",
+        "zero": "v53", "one": "v54", "scale": "v55", "log2c": "v56", "log2k": "v57",
+        "inv_k": "v58", "step": "v59"}
+"""The study program's registers by role (:mod:`rslab.kernels.ops`)."""
 
 
-def noise_constants(log2) -> dict:
-    """Float32 constants of the Div8 pipeline for the fast log ``log2``."""
-    from rslab.numerics.gumbel import first_layer_scale
-
-    c = first_layer_scale(log2)
-    return {"c": np.float32(c), "cp": np.float32(c * 2.0**-25),
-            "log2c": np.float32(np.log2(np.float32(c))),
-            "neg_log2k": np.float32(-np.log2(DIVISOR)), "inv_k": np.float32(1.0 / DIVISOR)}
-
-
-def _noise_ops(k: int, key_sreg: str) -> list:
-    c = CONSTANT_REGS
-    return [Op("vrand", f"w{k}", (f"i{k}", key_sreg)),
-            Op("vshr", f"a{k}", (f"w{k}", "7")),
-            Op("vor", f"o{k}", (f"a{k}", c["one"])),
-            Op("vshr", f"h{k}", (f"o{k}", "24")),
-            Op("vxor", f"d{k}", (f"o{k}", f"h{k}")),
-            Op("vcvt.u2f", f"f{k}", (f"d{k}",)),
-            Op("vmul.f32", f"uc{k}", (f"f{k}", c["cp"])),
-            Op("vlog2", f"@l1_{k}", (f"uc{k}",)),
-            Op("vpop", f"l1_{k}", (f"@l1_{k}",)),
-            Op("vsub.f32", f"t{k}", (c["log2c"], f"l1_{k}")),
-            Op("vmul.f32", f"tk{k}", (f"t{k}", c["inv_k"])),
-            Op("vlog2", f"@l2_{k}", (f"tk{k}",)),
-            Op("vpop", f"l2_{k}", (f"@l2_{k}",)),
-            Op("vsub.f32", f"g{k}", (c["neg_log2k"], f"l2_{k}"))]
-
-
-def gumbel_body(kind: str, *, packed_per_iter: int = 1, variant: str = "max",
-                logits_base: str = "s1", q_base: str = "s2", key_sreg: str = "s3") -> list:
-    """Loop body over ``packed_per_iter`` packed logit vectors (two float32 workers each)."""
+def gumbel_body(kind: str, *, packed_per_iter: int = 1, variant: str = "max") -> list:
+    """Loop body over ``packed_per_iter`` packed logit vectors (two float32 streams each)."""
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
-    if not isinstance(packed_per_iter, int) or packed_per_iter < 1:
-        raise ValueError(f"packed_per_iter must be a positive int, got {packed_per_iter!r}")
-    c = CONSTANT_REGS
-    body = [Op("vld", f"x{b}", addr=Addr(logits_base, PACKED_BYTES * b,
-                                          PACKED_BYTES * packed_per_iter))
-            for b in range(packed_per_iter)]
+    u = packed_per_iter
+    if not isinstance(u, int) or u < 1:
+        raise ValueError(f"packed_per_iter must be a positive int, got {u!r}")
+    body = packed_loads(u, REGS)
     if kind == "residual":
-        body += [Op("vld", f"q{k}", addr=Addr(q_base, PACKED_BYTES * k,
-                                               2 * PACKED_BYTES * packed_per_iter))
-                 for k in range(2 * packed_per_iter)]
-    for b in range(packed_per_iter):
-        for h, half in enumerate(("lo", "hi")):
-            k = 2 * b + h
-            body.append(Op(f"vunpack.{half}", f"l{k}", (f"x{b}",)))
-            if kind == "bonus":
-                body.append(Op("vmul.f32", f"y{k}", (f"l{k}", c["log2e"])))
-                body += _noise_ops(k, key_sreg)
-                body.append(Op("vadd.f32", f"sc{k}", (f"y{k}", f"g{k}")))
-            else:
-                body += [Op("vsub.f32", f"z{k}", (f"l{k}", c["m"])),
-                         Op("vmul.f32", f"y{k}", (f"z{k}", c["log2e"])),
-                         Op("vexp2", f"@e{k}", (f"y{k}",)),
-                         Op("vpop", f"e{k}", (f"@e{k}",)),
-                         Op("vmul.f32", f"p{k}", (f"e{k}", c["r"])),
-                         Op("vsub.f32", f"dq{k}", (f"p{k}", f"q{k}")),
-                         Op("vmax.f32", f"wr{k}", (f"dq{k}", c["zero"])),
-                         Op("vlog2", f"@lw{k}", (f"wr{k}",)),
-                         Op("vpop", f"lw{k}", (f"@lw{k}",))]
-                body += _noise_ops(k, key_sreg)
-                body.append(Op("vadd.f32", f"sc{k}", (f"lw{k}", f"g{k}")))
-            body += argmax_update_ops(k, f"sc{k}", variant)
-    body += [index_step_op(k, c["step"]) for k in range(2 * packed_per_iter)]
+        body += [q_load(k, u, REGS) for k in range(2 * u)]
+    for k in range(2 * u):
+        body.append(float_half(k, u, REGS))
+        if kind == "bonus":
+            body.append(Op("vmul.f32", f"y{k}", (f"l{k}", REGS["log2e"])))
+            x = f"y{k}"
+        else:
+            ops, x = log_weight_ops(k, f"l{k}", f"q{k}", REGS)
+            body += ops
+        body.append(Op("vrand", f"w{k}", (f"i{k}", REGS["key"])))
+        ops, uf = uniform_ops(k, f"w{k}", REGS, scaled=False)
+        body += ops
+        ops, y = divisor_noise_ops(k, uf, REGS)
+        body += ops
+        body.append(Op("vsub.f32", f"sc{k}", (x, y)))
+        body += argmax_update_ops(k, f"sc{k}", f"i{k}", variant)
+    body += [index_step_op(k, REGS["step"]) for k in range(2 * u)]
     return body
-
-
-def _carried(workers: int) -> dict:
-    regs = {}
-    for k in range(workers):
-        regs[f"best{k}"] = f"v{40 + 2 * k}"
-        regs[f"idx{k}"] = f"v{41 + 2 * k}"
-    return regs
-
-
-@dataclass
-class GumbelLoop:
-    """A scheduled and expanded Gumbel-argmax loop fragment."""
-
-    kind: str
-    schedule: Schedule
-    expansion: Expansion
-    carried: dict
-    workers: int
-
-    @property
-    def text(self) -> str:
-        return self.expansion.text
-
-    def figures(self, stalls_per_iter: float | None = None) -> dict:
-        b = self.schedule.bounds
-        return {"ii": self.schedule.ii, "res_mii": b.res_mii, "rec_mii": b.rec_mii,
-                "stalls_per_iter": stalls_per_iter}
 
 
 def gumbel_loop(kind: str, n_packed: int, *, packed_per_iter: int = 1, variant: str = "max",
                 model: SlotModel | None = None, registers=None, carried=None,
-                max_stages: int | None = None) -> GumbelLoop:
+                max_stages: int | None = None) -> Loop:
     """Schedule and expand the loop over ``n_packed`` packed vectors (remainder handled).
 
     Inputs the caller sets up: ``s1`` logits, ``s2`` q (float32), ``s3`` key, the
-    constants of ``CONSTANT_REGS`` and the carried registers (see :func:`init_lines`).
+    constants of ``REGS`` and the carried registers (see :func:`init_lines`).
     """
     if not isinstance(n_packed, int) or n_packed < 1:
         raise ValueError(f"n_packed must be a positive int, got {n_packed!r}")
     body = gumbel_body(kind, packed_per_iter=packed_per_iter, variant=variant)
     iterations = -(-n_packed // packed_per_iter)
     left = n_packed - (iterations - 1) * packed_per_iter
-    missing = [f"x{b}" for b in range(left, packed_per_iter)]
-    missing += [f"q{k}" for k in range(2 * left, 2 * packed_per_iter)] if kind == "residual" \
-        else []
-    drop = closure_of_consumers(body, missing) if missing else set()
-    workers = 2 * packed_per_iter
-    carried = carried or _carried(workers)
-    drop -= {f"i{k}" for k in range(workers)}
-    schedule = modulo_schedule(body, model, max_stages=max_stages,
-                               reserve_scalar=2 if kind == "residual" else 1,
-                               rotating=[f"i{k}" for k in range(workers)])
+    streams = 2 * packed_per_iter
+    carried = carried or pinned_registers(argmax_state(streams), first=40)
     if registers is None:
-        reserved = set(CONSTANT_REGS.values()) | set(carried.values())
+        reserved = set(REGS.values()) | set(carried.values())
         registers = [f"v{i}" for i in range(64) if f"v{i}" not in reserved]
-    expansion = expand(schedule, iterations, registers=registers, carried_registers=carried,
-                       last_drop=drop)
-    return GumbelLoop(kind, schedule, expansion, carried, workers)
+    return emit_loop(body, iterations, "pipelined", carried=carried, pool=registers,
+                     model=model or SlotModel(), last_drop=remainder_drop(body, left,
+                                                                          packed_per_iter),
+                     per_iteration=packed_per_iter, max_stages=max_stages,
+                     rotating=tuple(f"i{k}" for k in range(streams)))
 
 
-def init_lines(loop: GumbelLoop, *, m, r, key: int, log2, logits_addr: int, q_addr: int,
+def init_lines(loop: Loop, *, m, r, key: int, log2, logits_addr: int, q_addr: int,
                packed_per_iter: int) -> list:
     """Setup bundles: bases, key, constants, best = −inf and index vectors."""
-    k = noise_constants(log2)
-    c = CONSTANT_REGS
+    k = divisor_noise_constants(log2, DIVISOR)
+    c = REGS
     lines = [f"sli s1, {logits_addr}", f"sli s2, {q_addr}", f"sli s3, {int(key)}",
-             f"sli s4, {f32_bits(m)}", f"vbcast {c['m']}, s4 ; vli {c['log2e']}, {f32_bits(LOG2E)}",
-             f"sli s4, {f32_bits(r)}", f"vbcast {c['r']}, s4 ; vli {c['zero']}, 0",
-             f"vli {c['one']}, 1 ; vli {c['cp']}, {f32_bits(k['cp'])}",
+             f"sli s4, {f32_bits(m)}", f"vbcast {c['max']}, s4 ; vli {c['log2e']}, "
+             f"{f32_bits(LOG2E)}",
+             f"sli s4, {f32_bits(r)}", f"vbcast {c['rinv']}, s4 ; vli {c['zero']}, 0",
+             f"vli {c['one']}, 1 ; vli {c['scale']}, {f32_bits(k['scale'])}",
              f"vli {c['log2c']}, {f32_bits(k['log2c'])} ; "
-             f"vli {c['neg_log2k']}, {f32_bits(k['neg_log2k'])}",
+             f"vli {c['log2k']}, {f32_bits(k['log2k'])}",
              f"vli {c['inv_k']}, {f32_bits(k['inv_k'])} ; vli {c['step']}, "
              f"{BLOCK * packed_per_iter}",
              "viota v62"]
-    for w in range(loop.workers):
+    for w in range(2 * packed_per_iter):
         first = BLOCK * (w // 2) + LANES * (w % 2)
         index = loop.expansion.initial[f"i{w}"]
         lines += [f"vli v61, {first} ; vli {loop.carried[f'best{w}']}, 0xff800000",
@@ -210,7 +138,7 @@ class GumbelResult:
     value: float
     cycles: int
     stalls: dict
-    loop: GumbelLoop
+    loop: Loop
     run: object
 
 
@@ -225,8 +153,9 @@ def gumbel_program(kind: str, n_packed: int, *, m=0.0, r=1.0, key: int = 0, conf
     q_addr = PACKED_BYTES * n_packed if q_addr is None else q_addr
     lines = init_lines(loop, m=m, r=r, key=key, log2=config.log2_fn, logits_addr=0,
                        q_addr=q_addr, packed_per_iter=packed_per_iter)
-    tail = reduce_text([loop.carried[f"best{w}"] for w in range(loop.workers)],
-                       [loop.carried[f"idx{w}"] for w in range(loop.workers)],
+    streams = range(2 * packed_per_iter)
+    tail = reduce_text([loop.carried[f"best{w}"] for w in streams],
+                       [loop.carried[f"idx{w}"] for w in streams],
                        scratch=tuple(f"v{i}" for i in range(32, 40)))
     return "\n".join(lines) + "\n" + loop.text + "\n".join(tail) + "\nhalt\n", loop
 

@@ -55,10 +55,10 @@ def sumexp_figures(config=None, *, vocab: int = 154880, workers: int = 4, seed: 
     exact = run.sreg_f32(3) == sumexp_numpy(row, m, workers=workers, exp2=config.exp2_fn)
     sch = loop.schedule
     predicted = sch.bounds.res_mii * loop.iterations + (sch.stage_count - 1) * sch.ii
-    per2 = 2 * loop.packed_per_iter
+    per2 = 2 * loop.per_iteration
 
     def make(iters):
-        return sumexp_program(iters * loop.packed_per_iter, m, model=model, workers=workers,
+        return sumexp_program(iters * loop.per_iteration, m, model=model, workers=workers,
                               max_stages=max_stages)[0]
 
     steady = steady_state(make, max(sch.stage_count + 2 * loop.expansion.unroll, 8),

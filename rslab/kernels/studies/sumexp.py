@@ -13,22 +13,22 @@ The row (already in VMEM, packed as in :mod:`rslab.machine.bf16`) is read by:
 - ``"c"``  — one pass, online: per-lane running max m and sum s; each block
   of packed vectors rescales s by exp2((m_old − m_new)·LOG2E).
 
-Each pass is modulo-scheduled (:mod:`rslab.schedule`) at the unroll that gives
-the fewest cycles per packed vector on the given machine. Results: the max in
-``s3`` and the sum in ``s4`` (float32). Float32 semantics as in
-INTERFACES.md: z = (l − m)·LOG2E, e = exp2(z), each op in float32; the
+Each pass is modulo-scheduled at the unroll that gives the fewest cycles per
+packed vector on the given machine (:func:`rslab.kernels.studies.kernel.widest_pass`).
+Results: the max in ``s3`` and the sum in ``s4`` (float32). Float32 semantics as in
+:mod:`rslab.reference`: z = (l − m)·LOG2E, e = exp2(z), each op in float32; the
 summation order is the kernel's (per-lane accumulators, then a lane tree).
 """
 
-import functools
 from dataclasses import dataclass
 
 import numpy as np
 
-from rslab.kernels.studies.rowmax import (
+from rslab.kernels.ops.rowmax import PACKED_BYTES
+from rslab.kernels.ops.sumexp import EXP2_OPS, check_exp2, online_body, sumexp_body
+from rslab.kernels.studies.kernel import (
     IN_ADDR,
-    LOG2E,
-    PACKED_BYTES,
+    REGS,
     S_IN,
     S_IN2,
     S_MAX,
@@ -37,25 +37,22 @@ from rslab.kernels.studies.rowmax import (
     UNROLLS,
     V_LOG2E,
     V_MAX,
-    V_ZERO,
     Kernel,
     accumulator_init,
-    build_pass,
     bundle_ops,
     check_region,
-    max_pass,
-    max_tail,
     packed_vectors,
     padded_vectors,
     preamble,
     run_kernel,
     scalar_f32,
-    stride2_conflict,
     tree_reduce,
+    widest_pass,
 )
+from rslab.kernels.studies.rowmax import max_pass, max_tail
 from rslab.machine.bf16 import round_to_bf16
 from rslab.machine.config import MachineConfig
-from rslab.schedule import Addr, Op, Use
+from rslab.numerics.fastlog import LOG2E
 
 VARIANTS = ("a", "a'", "b", "c")
 """The dataflows: (a) FP32 landing with the generic helper, (a′) FP32 landing in the
@@ -68,86 +65,23 @@ DESCRIPTIONS = {
 }
 NEG_FLT_MAX = "0xff7fffff"
 """Initial running max of (c): −FLT_MAX, not −inf, so that −inf − m never makes a NaN."""
-EXP2_OPS = ("vexp2", "vexp2.p")
+SUM_REGS = {**REGS, "src": S_IN2, "landed": S_IN2}
+"""The sum pass reads the second input pointer (the packed row again, or the float32 buffer)."""
 
 
 def _check(variant, exp2):
     if variant not in VARIANTS:
         raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
-    if exp2 not in EXP2_OPS:
-        raise ValueError(f"exp2 must be one of {EXP2_OPS}, got {exp2!r}")
+    check_exp2(exp2)
 
 
-def _exp_acc(ops, x, j, exp2):
-    """z = (x − M)·LOG2E, push exp2(z), pop, accumulate into a{j}."""
-    d, z, e, a = f"d{j}", f"z{j}", f"e{j}", f"a{j}"
-    ops += [Op("vsub.f32", d, (x, V_MAX)), Op("vmul.f32", z, (d, V_LOG2E)),
-            Op(exp2, f"@{e}", (z,)), Op("vpop", e, (f"@{e}",)), Op("vadd.f32", a, (a, e))]
-    return a
-
-
-def packed_sum_body(unroll: int, *, exp2: str = "vexp2", src: str = S_IN2):
-    """(b) sum pass: load a packed vector, unpack both halves, exp2 and accumulate each."""
-    ops, carried = [], []
-    for u in range(unroll):
-        p, lo, hi = f"p{u}", f"lo{u}", f"hi{u}"
-        ops += [Op("vld", p, addr=Addr(src, PACKED_BYTES * u, PACKED_BYTES * unroll)),
-                Op("vunpack.lo", lo, (p,)), Op("vunpack.hi", hi, (p,))]
-        carried += [_exp_acc(ops, lo, 2 * u, exp2), _exp_acc(ops, hi, 2 * u + 1, exp2)]
-    return ops, carried
-
-
-def float_sum_body(unroll: int, *, exp2: str = "vexp2", src: str = S_IN2):
-    """(a) sum pass: load float32 vectors (two per packed vector), exp2 and accumulate."""
-    ops, carried = [], []
-    n = 2 * unroll
-    for j in range(n):
-        f = f"f{j}"
-        ops.append(Op("vld", f, addr=Addr(src, PACKED_BYTES * j, PACKED_BYTES * n)))
-        carried.append(_exp_acc(ops, f, j, exp2))
-    return ops, carried
-
-
-def online_body(unroll: int, *, exp2: str = "vexp2", src: str = S_IN):
-    """(c) one block of ``unroll`` packed vectors: block max, rescale, exp2, block sum.
-
-    m ← max(m, block max); s ← s·exp2(min(m_old − bm, 0)·LOG2E) + Σ exp2((x − m)·LOG2E).
-    min(m_old − bm, 0) equals m_old − m_new and reads only the old m.
-    """
-    ops, xs = [], []
-    for u in range(unroll):
-        p = f"p{u}"
-        ops += [Op("vld", p, addr=Addr(src, PACKED_BYTES * u, PACKED_BYTES * unroll)),
-                Op("vunpack.lo", f"x{2 * u}", (p,)), Op("vunpack.hi", f"x{2 * u + 1}", (p,))]
-        xs += [f"x{2 * u}", f"x{2 * u + 1}"]
-    bm = _tree(ops, "vmax.f32", xs, "bm")
-    ops += [Op("vsub.f32", "dm", (Use("m", 1), bm)), Op("vmin.f32", "dmc", ("dm", V_ZERO)),
-            Op("vmul.f32", "zm", ("dmc", V_LOG2E)), Op(exp2, "@r", ("zm",)),
-            Op("vpop", "r", ("@r",)),
-            Op("vmax.f32", "m", ("m", bm))]
-    es = []
-    for j, x in enumerate(xs):
-        ops += [Op("vsub.f32", f"d{j}", (x, "m")), Op("vmul.f32", f"z{j}", (f"d{j}", V_LOG2E)),
-                Op(exp2, f"@e{j}", (f"z{j}",)), Op("vpop", f"e{j}", (f"@e{j}",))]
-        es.append(f"e{j}")
-    bs = _tree(ops, "vadd.f32", es, "bs")
-    ops += [Op("vmul.f32", "sr", ("s", "r")), Op("vadd.f32", "s", ("sr", bs))]
-    return ops, ["m", "s"]
-
-
-def _tree(ops, opcode, names, prefix):
-    level, k = list(names), 0
-    while len(level) > 1:
-        nxt = []
-        for i in range(0, len(level) - 1, 2):
-            out = f"{prefix}{k}"
-            k += 1
-            ops.append(Op(opcode, out, (level[i], level[i + 1])))
-            nxt.append(out)
-        if len(level) % 2:
-            nxt.append(level[-1])
-        level = nxt
-    return level[0]
+def _sum_pass(variant, n, config, exp2, unrolls):
+    """The sum pass: (b) reads and unpacks the packed row, (a)/(a′) the float32 buffer; one
+    accumulator per float32 vector."""
+    def body(u):
+        ops = sumexp_body(u, SUM_REGS, workers=2 * u, exp2=exp2, landed=variant != "b")
+        return ops, [f"acc{w}" for w in range(2 * u)]
+    return widest_pass("sum", body, vectors_needed=n, config=config, unrolls=unrolls)
 
 
 def emit_sumexp(variant: str, vocab: int, config: MachineConfig | None = None, *,
@@ -167,15 +101,12 @@ def emit_sumexp(variant: str, vocab: int, config: MachineConfig | None = None, *
     if variant == "c":
         return _emit_online(vocab, vectors, config, exp2, in_addr, unroll)
     land = {"a": "helper", "a'": "lanes", "b": None}[variant]
-    sum_body = packed_sum_body if variant == "b" else float_sum_body
 
     def passes(n, unrolls=(UNROLLS, UNROLLS)):
         first = max_pass(n, config, land=land, bank_aware=bank_aware, unrolls=unrolls[0])
-        second = build_pass("sum", functools.partial(sum_body, exp2=exp2), vectors_needed=n,
-                            config=config, bases=1, unrolls=unrolls[1])
-        return first, second
+        return first, _sum_pass(variant, n, config, exp2, unrolls[1])
 
-    unroll = _check_unroll(unroll, 2) or tuple(p.unroll for p in passes(vectors))
+    unroll = _check_unroll(unroll, 2) or tuple(p.per_iteration for p in passes(vectors))
     total = padded_vectors(list(unroll), vectors)
     first, second = passes(total, tuple((u,) for u in unroll))
     check_region("in_addr", in_addr, total * PACKED_BYTES, config)
@@ -190,10 +121,10 @@ def emit_sumexp(variant: str, vocab: int, config: MachineConfig | None = None, *
         pointers[S_OUT] = fp32_addr
     lines = preamble(config, carried_init=accumulator_init(first, "m", "-inf"),
                      pointers=pointers)
-    lines += first.expansion.text.splitlines() + max_tail(first, config)
-    zero = [("valu", f"vli {reg}, 0") for reg in accumulator_init(second, "a", "0")]
+    lines += first.text.splitlines() + max_tail(first, config)
+    zero = [("valu", f"vli {reg}, 0") for reg in accumulator_init(second, "acc", "0")]
     lines += bundle_ops(zero, config)
-    lines += second.expansion.text.splitlines() + _sum_tail(second, config) + ["halt"]
+    lines += second.text.splitlines() + _sum_tail(second, config) + ["halt"]
     vmem = {"packed row": total * PACKED_BYTES}
     if land:
         vmem["float32 landing buffer"] = 2 * total * PACKED_BYTES
@@ -202,9 +133,8 @@ def emit_sumexp(variant: str, vocab: int, config: MachineConfig | None = None, *
                   int(in_addr), {"max": S_MAX, "sum": S_SUM})
 
 
-def _sum_tail(pass_, config):
-    regs = [pass_.expansion.registers[v][0] for v in pass_.carried]
-    bundles, top = tree_reduce("vadd.f32", regs, config)
+def _sum_tail(loop, config):
+    bundles, top = tree_reduce("vadd.f32", list(loop.carried.values()), config)
     return bundles + [f"vred.add {S_SUM}, {top}"]
 
 
@@ -219,16 +149,16 @@ def _check_unroll(unroll, n_passes):
 
 def _emit_online(vocab, vectors, config, exp2, in_addr, unroll):
     def one(n, unrolls=UNROLLS):
-        return build_pass("online", functools.partial(online_body, exp2=exp2),
-                          vectors_needed=n, config=config, bases=1, unrolls=unrolls)
+        return widest_pass("online", lambda u: online_body(u, REGS, exp2=exp2),
+                           vectors_needed=n, config=config, unrolls=unrolls)
 
-    unroll = _check_unroll(unroll, 1) or (one(vectors).unroll,)
+    unroll = _check_unroll(unroll, 1) or (one(vectors).per_iteration,)
     total = padded_vectors(list(unroll), vectors)
     p = one(total, unroll)
-    m, s = (p.expansion.registers[v][0] for v in ("m", "s"))
+    m, s = (p.carried[v] for v in ("m", "s"))
     check_region("in_addr", in_addr, total * PACKED_BYTES, config)
     lines = preamble(config, carried_init={m: NEG_FLT_MAX, s: "0"}, pointers={S_IN: in_addr})
-    lines += p.expansion.text.splitlines()
+    lines += p.text.splitlines()
     lines += [f"vred.max {S_MAX}, {m}", f"vbcast {V_MAX}, {S_MAX}",
               f"vsub.f32 {m}, {m}, {V_MAX}", f"vmul.f32 {m}, {m}, {V_LOG2E}",
               f"{exp2} {m}", f"vpop {m}", f"vmul.f32 {s}, {s}, {m}",
@@ -263,8 +193,7 @@ def reference_sumexp(row, config: MachineConfig | None = None, *,
     """NumPy expectation on the same BF16 values: (max exactly, sum in float64 of the
     float32 terms e = exp2((l − m)·LOG2E) computed with the machine's exp2)."""
     config = config or MachineConfig()
-    if exp2 not in EXP2_OPS:
-        raise ValueError(f"exp2 must be one of {EXP2_OPS}, got {exp2!r}")
+    check_exp2(exp2)
     row = round_to_bf16(np.asarray(row, dtype=np.float32))
     m = row.max()
     with np.errstate(invalid="ignore", over="ignore"):
@@ -292,6 +221,5 @@ def sum_tolerance(variant: str, vocab: int) -> float:
     return gamma if variant != "c" else 2 * gamma + 2.0 ** -16
 
 
-def conflict_degree_of_helper(config: MachineConfig | None = None) -> int:
-    """Bank-conflict degree of the generic helper's stride-2 stores."""
-    return stride2_conflict(config or MachineConfig())
+__all__ = ["DESCRIPTIONS", "EXP2_OPS", "VARIANTS", "SumExp", "emit_sumexp", "reference_sumexp",
+           "run_sumexp", "sum_tolerance"]
