@@ -75,6 +75,7 @@ import numpy as np
 
 from rslab.numerics.fastlog import (
     DEFAULT_FASTLOG2,
+    LOG2E,
     fast_exp2,
     precise_exp2,
     precise_log2,
@@ -101,7 +102,6 @@ __all__ = [
     "uniform_from_words", "path_math", "acceptance_probability", "accepted_count_law",
 ]
 
-LOG2E = np.float32(1.0 / np.log(2.0))
 DRAFT_SUM_TOL = 1e-3
 """|Σq − 1| allowed per draft row: loose next to float32 rounding of a normalised row
 (≈ √V·2^-24 ≈ 2e-5 at V = 154,880), tight enough to catch unnormalised or truncated rows."""
@@ -215,6 +215,14 @@ def accepted_count_law(alphas) -> np.ndarray:
     return reach * np.concatenate([1.0 - a, [1.0]])
 
 
+def _check_dims(name, shape, expected):
+    """Each axis of ``shape`` equals what ``target_logits`` has (or implies) for it."""
+    for axis, (dim, value, verb) in enumerate(expected):
+        if shape[axis] != value:
+            raise ValueError(f"{name} has {dim} = {shape[axis]}, target_logits {verb} "
+                             f"{dim} = {value}")
+
+
 def _check_inputs(target_logits, draft_probs, draft_token_ids):
     l = target_logits
     q = draft_probs
@@ -232,20 +240,12 @@ def _check_inputs(target_logits, draft_probs, draft_token_ids):
         raise ValueError(f"draft_probs must be float32, got {q.dtype}")
     if q.ndim != 3:
         raise ValueError(f"draft_probs must have shape [R, S, V], got {q.shape}")
-    if q.shape[0] != R:
-        raise ValueError(f"draft_probs has R = {q.shape[0]}, target_logits has R = {R}")
-    if q.shape[1] != S:
-        raise ValueError(f"draft_probs has S = {q.shape[1]}, target_logits implies S = {S}")
-    if q.shape[2] != V:
-        raise ValueError(f"draft_probs has V = {q.shape[2]}, target_logits has V = {V}")
+    _check_dims("draft_probs", q.shape, (("R", R, "has"), ("S", S, "implies"), ("V", V, "has")))
     if ids.dtype.kind not in "ui":
         raise ValueError(f"draft_token_ids must be integers, got {ids.dtype}")
     if ids.ndim != 2:
         raise ValueError(f"draft_token_ids must have shape [R, S], got {ids.shape}")
-    if ids.shape[0] != R:
-        raise ValueError(f"draft_token_ids has R = {ids.shape[0]}, target_logits has R = {R}")
-    if ids.shape[1] != S:
-        raise ValueError(f"draft_token_ids has S = {ids.shape[1]}, target_logits implies S = {S}")
+    _check_dims("draft_token_ids", ids.shape, (("R", R, "has"), ("S", S, "implies")))
     if np.isnan(l).any():
         raise ValueError("target_logits contains NaN")
     if np.isposinf(l).any():

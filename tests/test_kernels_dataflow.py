@@ -128,7 +128,8 @@ def test_conflict_unaware_schedule_stalls_on_bank_conflicts():
 
 def test_two_store_ports_remove_the_helper_penalty():
     cfg = config_with("st", 2)
-    a = measured_per_vector("a", cfg, tuple(p.per_iteration for p in emit_sumexp("a", 256, cfg).passes))
+    a = measured_per_vector("a", cfg,
+                            tuple(p.per_iteration for p in emit_sumexp("a", 256, cfg).passes))
     a2 = measured_per_vector("a'", cfg,
                              tuple(p.per_iteration for p in emit_sumexp("a'", 256, cfg).passes))
     assert a == a2

@@ -1,4 +1,4 @@
-"""Benchmark ``kernels``: the note's table — baseline versus optimised full sampler (DESIGN §6).
+"""Benchmark ``kernels``: the note's table — baseline versus optimised full sampler.
 
 ``python -m rslab bench --only kernels [--vocab V] [--path fast|exact] [--json]``
 simulates the four full-kernel runs (two test points × baseline / optimised)
@@ -30,7 +30,7 @@ def phases_out(run: SamplerRun) -> dict:
 
 
 def scenario_row(name: str, vocab: int, path: str, base: SamplerRun, opt: SamplerRun) -> dict:
-    """One row of the table (DESIGN §6 keys first)."""
+    """One row of the table (the stable keys of ``bench --json`` first)."""
     tp = TEST_POINTS[name]
     return {
         "name": name, "S": tp.S, "R": tp.R, "vocab": vocab, "path": path,

@@ -14,7 +14,7 @@ from rslab.kernels.studies.steady import (
 def bench_pipelining(args) -> dict:
     """The pipelining chapter's loops on their own: sum-exp on a vocab row (dataflow (b))
     and the residual-Gumbel loop. The full sampler's loops are the ``kernels`` benchmark's
-    ``loops`` (DESIGN §6)."""
+    ``loops``."""
     vocab = getattr(args, "vocab", 154880)
     s = sumexp_figures(vocab=vocab)
     r = residual_figures()

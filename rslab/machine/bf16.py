@@ -1,4 +1,4 @@
-"""The packed BF16 layout of DESIGN §1 item 3, and float32 ↔ BF16 bit helpers.
+"""The packed BF16 format that ``vunpack.lo`` / ``vunpack.hi`` read, and float32 ↔ BF16 bits.
 
 A row of V BF16 values is padded with −inf to a multiple of 256 and stored as
 blocks of 128 32-bit words: in block b, lane l holds element ``256·b + l`` in its

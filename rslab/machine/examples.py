@@ -4,8 +4,7 @@ import numpy as np
 
 from rslab.machine.bf16 import pack_rows, unpack_rows
 from rslab.machine.builder import Builder
-
-LOG2E = np.float32(1 / np.log(2))
+from rslab.numerics.fastlog import LOG2E
 
 
 def dependent_chain(n: int) -> str:

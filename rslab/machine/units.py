@@ -75,6 +75,14 @@ def _f2u(fa, rd):
     return run
 
 
+_BINARY_F = {"vadd.f32": np.add, "vsub.f32": np.subtract, "vmul.f32": np.multiply,
+             "vmax.f32": np.maximum, "vmin.f32": np.minimum}
+_BINARY_U = {"vand": np.bitwise_and, "vor": np.bitwise_or, "vxor": np.bitwise_xor,
+             "vadd.u32": np.add, "vsub.u32": np.subtract, "vmullo.u32": np.multiply}
+_COMPARES = {"vcmpgt.f32": np.greater, "vcmpge.f32": np.greater_equal,
+             "vcmplt.f32": np.less, "vcmpeq.f32": np.equal}
+
+
 def compile_valu(name, vd, srcs, ctx):
     """Closure for a VALU op writing row ``vd`` (index) from ``srcs`` (tagged operands)."""
     R, F, S = ctx.R, ctx.F, ctx.S
@@ -84,20 +92,14 @@ def compile_valu(name, vd, srcs, ctx):
     fa = F[a[1]] if a and a[0] == "v" else None
     rb = R[srcs[1][1]] if len(srcs) > 1 and srcs[1][0] == "v" else None
     fb = F[srcs[1][1]] if rb is not None else None
-    binary_f = {"vadd.f32": np.add, "vsub.f32": np.subtract, "vmul.f32": np.multiply,
-                "vmax.f32": np.maximum, "vmin.f32": np.minimum}
-    binary_u = {"vand": np.bitwise_and, "vor": np.bitwise_or, "vxor": np.bitwise_xor,
-                "vadd.u32": np.add, "vsub.u32": np.subtract, "vmullo.u32": np.multiply}
-    compares = {"vcmpgt.f32": np.greater, "vcmpge.f32": np.greater_equal,
-                "vcmplt.f32": np.less, "vcmpeq.f32": np.equal}
-    if name in binary_f:
-        fn = binary_f[name]
+    if name in _BINARY_F:
+        fn = _BINARY_F[name]
         return lambda: fn(fa, fb, out=fd)
-    if name in binary_u:
-        fn = binary_u[name]
+    if name in _BINARY_U:
+        fn = _BINARY_U[name]
         return lambda: fn(ra, rb, out=rd)
-    if name in compares:
-        return _cmp(compares[name], fa, fb, rd)
+    if name in _COMPARES:
+        return _cmp(_COMPARES[name], fa, fb, rd)
     if name == "vsel":
         rm, rx, ry = ra, rb, R[srcs[2][1]]
 

@@ -131,21 +131,8 @@ def src_use(src, index: int, producers: dict):
     return None
 
 
-def build_graph(body, model: SlotModel | None = None, rotating=()) -> Graph:
-    """The dependence graph of ``body`` (flow, anti for carried values, FIFO).
-
-    A loop-carried value lives in one register unless it is named in
-    ``rotating``. Pinned, every read of it — a later iteration's, or its own
-    iteration's after the definition — gets an anti-dependence to the next
-    definition that overwrites the register. Rotating, no anti-dependence ties its
-    readers to its next definition, and expansion renames it like any other value (the caller
-    initialises the copy of iteration −1, :attr:`Expansion.initial`).
-    """
-    model = model or SlotModel()
-    rotating = frozenset(rotating)
-    ops = list(body)
-    if not ops:
-        raise ValueError("body must hold at least one op")
+def _producers(ops, model) -> dict:
+    """value name → index of the op defining it, checking every op of the body."""
     producers = {}
     labels = set()
     for i, op in enumerate(ops):
@@ -164,9 +151,12 @@ def build_graph(body, model: SlotModel | None = None, rotating=()) -> Graph:
             producers[op.dst] = i
         if slot_of(op.opcode) not in model.units:
             raise ValueError(f"body[{i}]: slot {slot_of(op.opcode)!r} not in the machine model")
-    edges = []
-    fifo_pairs = []
-    popped = set()
+    return producers
+
+
+def _flow_edges(ops, producers, model, rotating) -> tuple[list, list]:
+    """(flow and anti edges, FIFO (push, pop) pairs) of the reads of the body."""
+    edges, fifo_pairs, popped = [], [], set()
     for i, op in enumerate(ops):
         for src in op.srcs:
             use = src_use(src, i, producers)
@@ -192,15 +182,35 @@ def build_graph(body, model: SlotModel | None = None, rotating=()) -> Graph:
                 edges.append(Edge(i, p, 0, d - 1, "anti"))
         if op.is_pop and not any(i == b for _, b in fifo_pairs):
             raise ValueError(f"body[{i}]: vpop without a matching push")
+    unpopped = [ops[i].dst for i, op in enumerate(ops) if op.is_push and i not in popped]
+    if unpopped:
+        raise ValueError(f"body: pushes never popped: {unpopped}")
+    return edges, fifo_pairs
+
+
+def build_graph(body, model: SlotModel | None = None, rotating=()) -> Graph:
+    """The dependence graph of ``body`` (flow, anti for carried values, FIFO).
+
+    A loop-carried value lives in one register unless it is named in
+    ``rotating``. Pinned, every read of it — a later iteration's, or its own
+    iteration's after the definition — gets an anti-dependence to the next
+    definition that overwrites the register. Rotating, no anti-dependence ties its
+    readers to its next definition, and expansion renames it like any other value (the caller
+    initialises the copy of iteration −1, :attr:`Expansion.initial`).
+    """
+    model = model or SlotModel()
+    rotating = frozenset(rotating)
+    ops = list(body)
+    if not ops:
+        raise ValueError("body must hold at least one op")
+    producers = _producers(ops, model)
+    edges, fifo_pairs = _flow_edges(ops, producers, model, rotating)
     # A pinned carried value is also read in its own iteration (distance 0): that read
     # must issue before the next iteration's definition overwrites the register.
     pinned = {e.src for e in edges
               if e.kind == "flow" and e.distance > 0 and ops[e.src].dst not in rotating}
     edges += [Edge(e.dst, e.src, 0, 1, "anti") for e in list(edges)
               if e.kind == "flow" and e.distance == 0 and e.src in pinned and e.dst != e.src]
-    unpopped = [ops[i].dst for i, op in enumerate(ops) if op.is_push and i not in popped]
-    if unpopped:
-        raise ValueError(f"body: pushes never popped: {unpopped}")
     unknown = rotating - set(producers)
     if unknown:
         raise ValueError(f"rotating: values not defined in the body: {sorted(unknown)}")

@@ -65,12 +65,118 @@ def _positive_int(name, value):
     return int(value)
 
 
-def exact_schedule(body_or_graph, ii: int, *, model: SlotModel | None = None,
-                   max_stages: int = 8, reserve_scalar: int = 0,
-                   time_limit: float = 60.0, rotating=()) -> ExactResult:
-    """Decide whether a modulo schedule at ``ii`` with at most ``max_stages`` stages exists."""
-    graph = body_or_graph if isinstance(body_or_graph, Graph) else build_graph(
-        body_or_graph, model, rotating)
+class _Program:
+    """The integer program of one (graph, II, stage bound): rows of coefficients and bounds.
+
+    Variables: ``k_i`` (n), ``y_iρ`` (n·II), ``z_ab`` (one per couple of FIFO pairs).
+    """
+
+    def __init__(self, graph: Graph, ii: int, max_stages: int, reserve_scalar: int):
+        self.g, self.ii, self.max_stages, self.reserve = graph, ii, max_stages, reserve_scalar
+        self.n = graph.n
+        pairs = list(graph.fifo_pairs)
+        self.pairs = pairs
+        self.couples = [(a, b) for a in range(len(pairs)) for b in range(a + 1, len(pairs))]
+        self.n_vars = self.n + self.n * ii + len(self.couples)
+        self.rows, self.lo, self.hi = [], [], []
+
+    def y(self, i, row):
+        return self.n + i * self.ii + row
+
+    def z(self, c):
+        return self.n + self.n * self.ii + c
+
+    def add(self, coefs: dict, low: float, high: float):
+        self.rows.append(coefs)
+        self.lo.append(low)
+        self.hi.append(high)
+
+    def time_of(self, i, sign=1, into=None) -> dict:
+        """The coefficients of ``sign·t_i`` (added into ``into``)."""
+        into = {} if into is None else into
+        into[i] = into.get(i, 0) + sign * self.ii
+        for row in range(1, self.ii):
+            into[self.y(i, row)] = into.get(self.y(i, row), 0) + sign * row
+        return into
+
+    def dependences(self) -> str | None:
+        """One row per op (one MRT row each) and per edge; the reason if a self-loop cannot hold."""
+        for i in range(self.n):
+            self.add({self.y(i, row): 1 for row in range(self.ii)}, 1, 1)
+        for e in self.g.edges:
+            if e.src == e.dst:
+                if e.latency - e.distance * self.ii > 0:
+                    return f"self-recurrence of {self.g.ops[e.src].label} exceeds II"
+                continue
+            coefs = self.time_of(e.dst)
+            self.time_of(e.src, -1, coefs)
+            self.add(coefs, e.latency - e.distance * self.ii, np.inf)
+        return None
+
+    def resources(self):
+        """Every (resource, MRT row) holds at most its units (less the reserved scalar slots)."""
+        usage = {}  # (resource, row) -> {var: count}
+        m, ii = self.g.model, self.ii
+        for i, op in enumerate(self.g.ops):
+            slot = slot_of(op.opcode)
+            for row in range(ii):
+                booked = [(slot, (row + c) % ii) for c in range(m.op_busy(op.opcode))]
+                if op.is_pop:
+                    booked.append(("pop", row))
+                for key in booked:
+                    cell = usage.setdefault(key, {})
+                    cell[self.y(i, row)] = cell.get(self.y(i, row), 0) + 1
+        for (res, row), coefs in usage.items():
+            cap = 1 if res == "pop" else m.units[res]
+            if res == "scalar" and row >= ii - self.reserve:
+                cap -= 1
+            self.add(coefs, -np.inf, cap)
+
+    def fifo_order(self):
+        """Pops leave in push order: as many whole IIs between two pops as between their pushes."""
+        for c, (a, b) in enumerate(self.couples):
+            for which in (0, 1):  # pushes, then pops
+                coefs = self.time_of(self.pairs[a][which])
+                self.time_of(self.pairs[b][which], -1, coefs)
+                coefs[self.z(c)] = -self.ii
+                self.add(coefs, 1, self.ii - 1)
+
+    def solve(self, time_limit: float):
+        """HiGHS on the rows, minimising Σ t_i."""
+        A = lil_matrix((len(self.rows), self.n_vars))
+        for r, coefs in enumerate(self.rows):
+            for var, value in coefs.items():
+                if value:
+                    A[r, var] = value
+        n, ii = self.n, self.ii
+        lower, upper = np.zeros(self.n_vars), np.ones(self.n_vars)
+        upper[:n] = self.max_stages - 1
+        lower[n + n * ii:] = -self.max_stages
+        upper[n + n * ii:] = self.max_stages
+        cost = np.zeros(self.n_vars)
+        for var, value in self.time_of_all().items():
+            cost[var] = value
+        return milp(cost, constraints=LinearConstraint(A.tocsr(), self.lo, self.hi),
+                    integrality=np.ones(self.n_vars), bounds=VarBounds(lower, upper),
+                    options={"time_limit": float(time_limit), "disp": False})
+
+    def time_of_all(self) -> dict:
+        total = {}
+        for i in range(self.n):
+            self.time_of(i, 1, total)
+        return total
+
+    def times(self, x) -> list:
+        """Issue cycles from a solution, shifted so the earliest op is in stage 0."""
+        x = np.rint(x).astype(int)
+        ii = self.ii
+        times = [int(ii * x[i] + sum(row * x[self.y(i, row)] for row in range(ii)))
+                 for i in range(self.n)]
+        shift = min(times) // ii * ii
+        return [t - shift for t in times]
+
+
+def _check_arguments(ii, max_stages, reserve_scalar, time_limit):
     ii = _positive_int("ii", ii)
     max_stages = _positive_int("max_stages", max_stages)
     if isinstance(reserve_scalar, bool) or not isinstance(reserve_scalar, int) \
@@ -78,94 +184,30 @@ def exact_schedule(body_or_graph, ii: int, *, model: SlotModel | None = None,
         raise ValueError(f"reserve_scalar must be an int in [0, ii), got {reserve_scalar!r}")
     if not time_limit > 0:
         raise ValueError(f"time_limit must be positive, got {time_limit!r}")
+    return ii, max_stages
+
+
+def exact_schedule(body_or_graph, ii: int, *, model: SlotModel | None = None,
+                   max_stages: int = 8, reserve_scalar: int = 0,
+                   time_limit: float = 60.0, rotating=()) -> ExactResult:
+    """Decide whether a modulo schedule at ``ii`` with at most ``max_stages`` stages exists."""
+    graph = body_or_graph if isinstance(body_or_graph, Graph) else build_graph(
+        body_or_graph, model, rotating)
+    ii, max_stages = _check_arguments(ii, max_stages, reserve_scalar, time_limit)
     start = time.perf_counter()
-    n, m = graph.n, graph.model
-    pairs = list(graph.fifo_pairs)
-    couples = [(a, b) for a in range(len(pairs)) for b in range(a + 1, len(pairs))]
-    # variables: k_i (n), y_iρ (n·II), z_ab (one per couple of FIFO pairs)
-    n_vars = n + n * ii + len(couples)
-
-    def y(i, row):
-        return n + i * ii + row
-
-    def z(c):
-        return n + n * ii + c
-
-    rows, lo, hi = [], [], []
-
-    def add(coefs: dict, low: float, high: float):
-        rows.append(coefs)
-        lo.append(low)
-        hi.append(high)
-
-    def time_of(i, sign=1, into=None):
-        into = {} if into is None else into
-        into[i] = into.get(i, 0) + sign * ii
-        for row in range(1, ii):
-            into[y(i, row)] = into.get(y(i, row), 0) + sign * row
-        return into
-
-    for i in range(n):
-        add({y(i, row): 1 for row in range(ii)}, 1, 1)
-    for e in graph.edges:
-        if e.src == e.dst:
-            if e.latency - e.distance * ii > 0:
-                return ExactResult(ii, "none", max_stages, None, time.perf_counter() - start,
-                                   f"self-recurrence of {graph.ops[e.src].label} exceeds II")
-            continue
-        coefs = time_of(e.dst)
-        time_of(e.src, -1, coefs)
-        add(coefs, e.latency - e.distance * ii, np.inf)
-    usage = {}  # (resource, row) -> {var: count}
-    for i, op in enumerate(graph.ops):
-        slot = slot_of(op.opcode)
-        for row in range(ii):
-            booked = [(slot, (row + c) % ii) for c in range(m.op_busy(op.opcode))]
-            if op.is_pop:
-                booked.append(("pop", row))
-            for key in booked:
-                cell = usage.setdefault(key, {})
-                cell[y(i, row)] = cell.get(y(i, row), 0) + 1
-    for (res, row), coefs in usage.items():
-        cap = 1 if res == "pop" else m.units[res]
-        if res == "scalar" and row >= ii - reserve_scalar:
-            cap -= 1
-        add(coefs, -np.inf, cap)
-    for c, (a, b) in enumerate(couples):
-        for which in (0, 1):  # pushes, then pops
-            coefs = time_of(pairs[a][which])
-            time_of(pairs[b][which], -1, coefs)
-            coefs[z(c)] = -ii
-            add(coefs, 1, ii - 1)
-    A = lil_matrix((len(rows), n_vars))
-    for r, coefs in enumerate(rows):
-        for var, value in coefs.items():
-            if value:
-                A[r, var] = value
-    lower = np.zeros(n_vars)
-    upper = np.ones(n_vars)
-    upper[:n] = max_stages - 1
-    lower[n + n * ii:] = -max_stages
-    upper[n + n * ii:] = max_stages
-    cost = np.zeros(n_vars)  # Σ t_i
-    total = {}
-    for i in range(n):
-        time_of(i, 1, total)
-    for var, value in total.items():
-        cost[var] = value
-    result = milp(cost, constraints=LinearConstraint(A.tocsr(), lo, hi),
-                  integrality=np.ones(n_vars), bounds=VarBounds(lower, upper),
-                  options={"time_limit": float(time_limit), "disp": False})
+    program = _Program(graph, ii, max_stages, reserve_scalar)
+    reason = program.dependences()
+    if reason is not None:
+        return ExactResult(ii, "none", max_stages, None, time.perf_counter() - start, reason)
+    program.resources()
+    program.fifo_order()
+    result = program.solve(time_limit)
     seconds = time.perf_counter() - start
     if result.status == 2:
         return ExactResult(ii, "none", max_stages, None, seconds, result.message)
     if result.x is None:
         return ExactResult(ii, "unknown", max_stages, None, seconds, result.message)
-    x = np.rint(result.x).astype(int)
-    times = [int(ii * x[i] + sum(row * x[y(i, row)] for row in range(ii))) for i in range(n)]
-    shift = min(times) // ii * ii
-    times = [t - shift for t in times]
-    schedule = Schedule(graph, ii, times, analyse(graph), {ii: "exact"})
+    schedule = Schedule(graph, ii, program.times(result.x), analyse(graph), {ii: "exact"})
     try:
         check_schedule(schedule, reserve_scalar=reserve_scalar)
     except ValueError as exc:

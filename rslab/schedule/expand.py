@@ -116,6 +116,16 @@ def _carried_values(graph):
     return carried
 
 
+def _checked_drop(graph, last_drop) -> set:
+    labels = {op.label for op in graph.ops}
+    last_drop = set(last_drop)
+    if last_drop - labels:
+        raise ValueError(f"last_drop: unknown op labels {sorted(last_drop - labels)}")
+    if closure_of_consumers(graph.ops, last_drop) != last_drop:
+        raise ValueError("last_drop must include every op reading a dropped value")
+    return last_drop
+
+
 def expand(schedule: Schedule, iterations: int, *, registers, carried_registers=None,
            last_drop=(), pointers_advance: bool = True) -> Expansion:
     """Prologue / kernel / epilogue for ``iterations`` iterations, with MVE.
@@ -131,7 +141,7 @@ def expand(schedule: Schedule, iterations: int, *, registers, carried_registers=
     per kernel pass in the last bundles (the scalar slots reserved by
     :func:`modulo_schedule` ``reserve_scalar``) when ``pointers_advance``.
     """
-    g, ii, times = schedule.graph, schedule.ii, schedule.times
+    g = schedule.graph
     if not isinstance(iterations, int) or iterations < 1:
         raise ValueError(f"iterations must be a positive int, got {iterations!r}")
     carried_registers = dict(carried_registers or {})
@@ -139,86 +149,101 @@ def expand(schedule: Schedule, iterations: int, *, registers, carried_registers=
     missing = carried - set(carried_registers)
     if missing:
         raise ValueError(f"carried_registers: no register for loop-carried {sorted(missing)}")
-    labels = {op.label for op in g.ops}
-    last_drop = set(last_drop)
-    if last_drop - labels:
-        raise ValueError(f"last_drop: unknown op labels {sorted(last_drop - labels)}")
-    if closure_of_consumers(g.ops, last_drop) != last_drop:
-        raise ValueError("last_drop must include every op reading a dropped value")
+    last_drop = _checked_drop(g, last_drop)
     copies = register_copies(schedule)
     unroll = max([copies[v] for v in copies if v not in carried] or [1])
     regs = allocate_registers(schedule, unroll, registers, carried_registers, carried)
-    bases = sorted({op.addr.base for op in g.ops if op.addr is not None and op.addr.stride})
-    sc = schedule.stage_count
-    n = iterations
-    full_iters = n - 1 if last_drop else n
-    # blocks SC-1 .. full_iters-1 hold only complete iterations in every stage
-    passes = max(0, full_iters - sc + 1) // unroll
-    if passes and pointers_advance and len(bases) > ii:
+    emitter = _Emitter(schedule, iterations, unroll, regs, last_drop)
+    if emitter.passes and pointers_advance and len(emitter.bases) > schedule.ii:
         raise ValueError("more memory bases than scalar slots in the kernel")
-    if passes and not pointers_advance and bases:
+    if emitter.passes and not pointers_advance and emitter.bases:
         raise ValueError("pointers_advance=False needs a loop without strided memory operands")
-    loop_first = sc - 1
-    loop_end = loop_first + passes * unroll
-    step = {b: 0 for b in bases}
-    for op in g.ops:
-        if op.addr is not None and op.addr.stride:
-            step[op.addr.base] = op.addr.stride * unroll
-    inc_rows = {b: ii - 1 - j for j, b in enumerate(bases)}
+    initial = {v: regs[v][-1 % len(regs[v])] for v in g.rotating}
+    return Expansion(schedule, iterations, unroll, emitter.passes, regs, emitter.bundles(),
+                     {b: emitter.step[b] * emitter.passes for b in emitter.bases}, initial)
 
-    def operand(k, src, it):
-        use = src_use(src, k, g.producers)
+
+class _Emitter:
+    """The code of an expanded loop, block by block (block b: cycles b·II … b·II + II − 1)."""
+
+    def __init__(self, schedule, iterations, unroll, regs, last_drop):
+        g, ii = schedule.graph, schedule.ii
+        self.g, self.ii, self.times, self.n = g, ii, schedule.times, iterations
+        self.unroll, self.regs, self.last_drop = unroll, regs, last_drop
+        self.sc = schedule.stage_count
+        self.bases = sorted({op.addr.base for op in g.ops
+                             if op.addr is not None and op.addr.stride})
+        full_iters = iterations - 1 if last_drop else iterations
+        # blocks SC-1 .. full_iters-1 hold only complete iterations in every stage
+        self.passes = max(0, full_iters - self.sc + 1) // unroll
+        self.loop_first = self.sc - 1
+        self.loop_end = self.loop_first + self.passes * unroll
+        self.step = {b: 0 for b in self.bases}
+        for op in g.ops:
+            if op.addr is not None and op.addr.stride:
+                self.step[op.addr.base] = op.addr.stride * unroll
+        self.inc_rows = {b: ii - 1 - j for j, b in enumerate(self.bases)}
+
+    def operand(self, k, src, it):
+        use = src_use(src, k, self.g.producers)
         if use is None:
             return src
         p, d = use
-        copies = regs[g.ops[p].dst]
+        copies = self.regs[self.g.ops[p].dst]
         return copies[(it - d) % len(copies)]
 
-    def op_text(k, it, block, row, in_loop):
-        op = g.ops[k]
-        srcs = [operand(k, s, it) for s in op.register_srcs()]
+    def advanced(self, base, block, row, in_loop) -> int:
+        """Iterations by which ``base`` has already advanced at (block, row)."""
+        if not self.passes:
+            return 0
+        if block >= self.loop_end:
+            return self.passes * self.unroll
+        if in_loop and block == self.loop_first + self.unroll - 1 and row > self.inc_rows[base]:
+            return self.unroll
+        return 0
+
+    def op_text(self, k, it, block, row, in_loop):
+        op, regs = self.g.ops[k], self.regs
+        srcs = [self.operand(k, s, it) for s in op.register_srcs()]
         dst = None if op.dst is None or op.is_push else regs[op.dst][it % len(regs[op.dst])]
         imm = None
         if op.addr is not None:
             a = op.addr
-            advanced = 0
-            if a.stride and passes:
-                if block >= loop_end:
-                    advanced = passes * unroll
-                elif in_loop and block == loop_first + unroll - 1 and row > inc_rows[a.base]:
-                    advanced = unroll
-            imm = a.offset + (it - advanced) * a.stride
+            moved = self.advanced(a.base, block, row, in_loop) if a.stride else 0
+            imm = a.offset + (it - moved) * a.stride
         return op.assembly(dst, srcs, imm)
 
-    def block_bundles(block, in_loop):
+    def block_bundles(self, block, in_loop):
         out = []
-        for row in range(ii):
+        for row in range(self.ii):
             bundle = []
-            for k in range(g.n):
-                t = times[k]
-                it = block - t // ii
-                if t % ii != row or not 0 <= it < n:
+            for k in range(self.g.n):
+                t = self.times[k]
+                it = block - t // self.ii
+                if t % self.ii != row or not 0 <= it < self.n:
                     continue
-                if it == n - 1 and g.ops[k].label in last_drop:
+                if it == self.n - 1 and self.g.ops[k].label in self.last_drop:
                     continue
-                bundle.append(op_text(k, it, block, row, in_loop))
-            if in_loop and block == loop_first + unroll - 1:
-                bundle += [f"sadd {b}, {b}, {step[b]}" for b, r in inc_rows.items() if r == row]
+                bundle.append(self.op_text(k, it, block, row, in_loop))
+            if in_loop and block == self.loop_first + self.unroll - 1:
+                bundle += [f"sadd {b}, {b}, {self.step[b]}" for b, r in self.inc_rows.items()
+                           if r == row]
             out.append(bundle)
         return out
 
-    bundles = []
-    for block in range(0, loop_first):
-        bundles += block_bundles(block, False)
-    if passes:
-        bundles.append(("loop", passes))
-        for block in range(loop_first, loop_first + unroll):
-            bundles += block_bundles(block, True)
-        bundles.append(("endloop",))
-    for block in range(loop_end if passes else loop_first, n + sc - 1):
-        bundles += block_bundles(block, False)
-    while bundles and bundles[-1] == []:
-        bundles.pop()
-    initial = {v: regs[v][-1 % len(regs[v])] for v in g.rotating}
-    return Expansion(schedule, n, unroll, passes, regs, bundles,
-                     {b: step[b] * passes for b in bases}, initial)
+    def bundles(self) -> list:
+        """Prologue, ``loop passes`` kernel ``endloop``, epilogue (trailing empty bundles cut)."""
+        out = []
+        for block in range(0, self.loop_first):
+            out += self.block_bundles(block, False)
+        if self.passes:
+            out.append(("loop", self.passes))
+            for block in range(self.loop_first, self.loop_first + self.unroll):
+                out += self.block_bundles(block, True)
+            out.append(("endloop",))
+        for block in range(self.loop_end if self.passes else self.loop_first,
+                           self.n + self.sc - 1):
+            out += self.block_bundles(block, False)
+        while out and out[-1] == []:
+            out.pop()
+        return out

@@ -253,26 +253,36 @@ class _Builder:
 
     # ------------------------------------------------------- one acceptance check
     def position(self, r, s):
-        L, p, plan = self.L, self.p, self.plan
-        buf = L.vm_buffers[L.buffer(r, s)]
-        S = L.S
+        """One acceptance check of request r at position s; branches to ``rej_r_s`` on reject."""
+        buf = self.L.vm_buffers[self.L.buffer(r, s)]
+        self.fetch_position(r, s)
+        self.row_max(buf)
+        self.sum_exp(buf)
+        self.p.phase("accept")
+        self.probability_of_draft(buf)
+        self.accept_test(r, s)
+
+    def fetch_position(self, r, s):
+        """Wait for the row; gather q(x) (4 bytes) and start the q row's first chunk early."""
+        L, p = self.L, self.p
         p.phase("accept")
-        if plan.prefetch:
+        if self.plan.prefetch:
             p.bundle(f"dmawait {self.row_tag(r, s)}")
         else:
             self.fetch_row(r, s, wait=True)
-        # gather q(x) from HBM (4 bytes) and start the q row's first chunk speculatively
         p.steps(f"sld {S_X}, [s0 + {L.vm_id(r, s)}]", f"sshl {S_T[0]}, {S_X}, 2",
                 f"sadd {S_T[0]}, {S_T[0]}, {L.hbm_q_row(r, s)}", f"sli {S_T[1]}, {L.vm_qx}",
                 f"sli {S_T[2]}, 4", f"dma {S_T[1]}, {S_T[0]}, {S_T[2]}, 4")
-        if plan.prefetch:
+        if self.plan.prefetch:
             self.fetch_q_chunk(r, s, 0)
             self.fetch_row(r, s + 1)
-        # row max
+
+    def row_max(self, buf):
+        """The row max into ``S_M`` and broadcast to ``V_M`` (landing float32 if planned)."""
+        L, p, plan = self.L, self.p, self.plan
         p.phase("max")
-        u = plan.rowmax_u
+        u, land = plan.rowmax_u, plan.land_fp32
         accs = CARRIED[:u]
-        land = plan.land_fp32
         p.steps(f"sli {S_LB}, {buf}", f"sli {S_FB}, {L.vm_fp32}" if land else "",
                 *[f"vli {a}, -inf" for a in accs])
         self.emit(rowmax_body(u, land), L.n_packed, u, plan.rowmax_style,
@@ -280,9 +290,12 @@ class _Builder:
         for a in accs[1:]:
             p.bundle(f"vmax.f32 {accs[0]}, {accs[0]}, {a}")
         p.steps(f"vred.max {S_M}, {accs[0]}", f"vbcast {V_M}, {S_M}")
-        # sum-exp
+
+    def sum_exp(self, buf):
+        """The sum of exponentials into ``S_SUM``, and its reciprocal pushed to the SFU."""
+        L, p, plan = self.L, self.p, self.plan
         p.phase("sumexp")
-        w, su = plan.sumexp_workers, plan.sumexp_u
+        w, su, land = plan.sumexp_workers, plan.sumexp_u, plan.land_fp32
         accs = CARRIED[:w]
         p.steps(f"sli {S_LB}, {buf}", f"sli {S_FB}, {L.vm_fp32}" if land else "",
                 *[f"vli {a}, 0" for a in accs])
@@ -299,19 +312,27 @@ class _Builder:
             level = nxt
         p.steps(f"vred.add {S_SUM}, {level[0]}", f"vbcast {GLUE[0]}, {S_SUM}",
                 f"vrcp {GLUE[0]}")
-        # p(x): the logit of x from the packed row with scalar loads
-        p.phase("accept")
+
+    def probability_of_draft(self, buf):
+        """p(x) in ``GLUE[3]``: the logit of x from the packed row with scalar loads, then
+        exp2((l − m)·LOG2E)·(1/s)."""
+        p = self.p
         a, b, h, c = S_T[0], S_T[1], S_T[2], S_T[3]
         p.steps(f"sshr {a}, {S_X}, 8", f"sshl {a}, {a}, 9", f"sand {b}, {S_X}, 127",
                 f"sshl {b}, {b}, 2", f"sadd {a}, {a}, {b}", f"sld {a}, [{a} + {buf}]",
                 f"sshr {h}, {S_X}, 7", f"sand {h}, {h}, 1", f"sshl {h}, {h}, 4",
                 f"sli {c}, 16", f"ssub {h}, {c}, {h}", f"sshl {a}, {a}, {h}",
                 f"sand {a}, {a}, 0xffff0000")
-        vl, ve, vp, vu, vq, vt = GLUE[1], GLUE[2], GLUE[3], GLUE[4], GLUE[5], GLUE[6]
+        vl, ve, vp = GLUE[1], GLUE[2], GLUE[3]
         e2 = "vexp2" if self.path == "fast" else "vexp2.p"
         p.steps(f"vpop {V_RINV}", f"vbcast {vl}, {a}", f"vsub.f32 {vl}, {vl}, {V_M}",
                 f"vmul.f32 {vl}, {vl}, {V_LOG2E}", f"{e2} {vl}", f"vpop {ve}",
                 f"vmul.f32 {vp}, {ve}, {V_RINV}")
+
+    def accept_test(self, r, s):
+        """``accept = q(x) > 0 and u·q(x) < p(x)``; the diagnostics; the token or the branch."""
+        L, p, S = self.L, self.p, self.L.S
+        vp, vu, vq, vt = GLUE[3], GLUE[4], GLUE[5], GLUE[6]
         self.acceptance_uniform(r, s, vu)
         p.steps("dmawait 4", f"sld {S_T[4]}, [s0 + {L.vm_qx}]", f"vbcast {vq}, {S_T[4]}",
                 f"vmul.f32 {vt}, {vu}, {vq}",
