@@ -13,7 +13,7 @@ LAB_SETTINGS := $(VENV)/share/jupyter/lab/settings/overrides.json
 BOOK_EXTRA := $(VENV)/.book-extra
 
 .PHONY: all venv book test lint pytest book-quick browser-test chromium web-assets lab lab-settings \
-        lab-screenshot bench clean
+        lab-screenshot live-test bench clean
 
 all: test
 
@@ -65,6 +65,11 @@ lab-settings: $(LAB_SETTINGS)
 
 lab: lab-settings
 	$(BIN)/jupyter lab book/
+
+# The live-notebook test on every chapter it knows (Div8 and results take minutes each).
+live-test: lab-settings chromium
+	RSLAB_REQUIRE_BOOK=1 RSLAB_LIVE_ALL=1 $(BIN)/python -m pytest -q -m browser \
+		tests/browser/test_live_notebooks.py
 
 # Refresh the how-to-run page's screenshot of Jupyter Lab from the live-notebook test.
 lab-screenshot: lab-settings chromium
