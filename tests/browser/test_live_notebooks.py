@@ -2,7 +2,8 @@
 
 Starts ``jupyter lab`` from this interpreter's venv on 127.0.0.1 (a free port, a random
 token, settings, runtime files and a copy of ``book/`` in a temporary folder,
-``RSLAB_SCALE=quick``), opens a chapter's ``.md`` in headless Chromium (it must open as a notebook: jupytext's default
+``RSLAB_SCALE=quick``), opens a chapter's ``.md`` in headless Chromium (it must open as a
+notebook: jupytext's default
 viewer from the venv's settings overrides), runs all cells, moves one live control to a
 value that is not one of the page's precomputed frames by typing it into the slider's
 readout, and checks that the kernel recomputed the figure: the status says "computed",
