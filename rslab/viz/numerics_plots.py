@@ -103,9 +103,9 @@ def draw_plateau_frame(scale: float, base: FastLog2 = DEFAULT_FASTLOG2, stride: 
     ax1.legend(fontsize=8, loc="upper left")
     ax1.grid(alpha=0.3)
     taus = base.zero_threshold * np.array([0.25, 0.5, 1, 1.5, 2, 3])
-    ax2.plot(taus, [_zeros_per_2_20(base.replace(zero_threshold=t), stride) for t in taus], "o-",
+    ax2.plot(taus, [zeros_per_2_20(base.replace(zero_threshold=t), stride) for t in taus], "o-",
              color="0.6")
-    here = _zeros_per_2_20(cfg, stride)
+    here = zeros_per_2_20(cfg, stride)
     ax2.plot([cfg.zero_threshold], [here], "ro")
     ax2.set(xlabel="τ", ylabel="zeros per 2^20 (scaled)",
             title=f"exact zeros: {here:,.0f} per 2^20 draws")
@@ -115,14 +115,16 @@ def draw_plateau_frame(scale: float, base: FastLog2 = DEFAULT_FASTLOG2, stride: 
 
 
 @functools.lru_cache(maxsize=32)
-def _zeros_per_2_20(cfg, stride):
+def zeros_per_2_20(cfg, stride):
+    """Exact count of ``g = 0`` per 2^20 draws of the scaled pipeline under log ``cfg``."""
     u = all_uniforms()[::stride]
     return NOTE_SAMPLES * float(np.mean(get_noise("scaled", log2=cfg)(u) == 0))
 
 
-def draw_divisor_frame(k: float, log2: FastLog2 = DEFAULT_FASTLOG2, stride: int = 4):
-    """Slider frame for divisor ``k``: the same-input error ``|g − g_precise|`` against ``t``,
-    with the exact zero count and plateau hits per 2^20 draws in the title."""
+def divisor_error_profile(k: float, log2: FastLog2 = DEFAULT_FASTLOG2, stride: int = 4) -> dict:
+    """For divisor ``k`` (1 = scaled): the worst same-input error ``|g − g_precise|`` per bin
+    of the second-layer input ``t``, the plateau of ``fl(t/k)``, and the exact counts of
+    ``g = 0`` and of plateau hits per 2^20 draws (lattice, every ``stride``-th uniform)."""
     name = "scaled" if k == 1 else f"div({k})"
     u = all_uniforms()[::stride]
     tr = get_noise(name, log2=log2).trace(u)
@@ -133,16 +135,26 @@ def draw_divisor_frame(k: float, log2: FastLog2 = DEFAULT_FASTLOG2, stride: int 
     idx = np.clip(np.searchsorted(edges, t) - 1, 0, edges.size - 2)
     worst = np.zeros(edges.size - 1)
     np.maximum.at(worst, idx, err)
-    fig, ax = plt.subplots(figsize=(8, 3.2))
-    ax.loglog(np.sqrt(edges[1:] * edges[:-1]), np.where(worst > 0, worst, np.nan), lw=1)
     a, b = log2.plateau()
-    ax.axvspan(k * a, k * b, color="r", alpha=0.2, label="plateau of fl(t/k)")
-    zeros = NOTE_SAMPLES * float(np.mean(tr["g"] == 0))
-    hits = NOTE_SAMPLES * float(np.mean(tr["l2"] == 0))
+    return {"k": k, "t": np.sqrt(edges[1:] * edges[:-1]), "worst": worst,
+            "plateau": (k * a, k * b), "zeros": NOTE_SAMPLES * float(np.mean(tr["g"] == 0)),
+            "hits": NOTE_SAMPLES * float(np.mean(tr["l2"] == 0))}
+
+
+def plot_divisor_profile(d: dict):
+    """The ``divisor_error_profile`` of one divisor, counts in the title."""
+    fig, ax = plt.subplots(figsize=(8, 3.2))
+    ax.loglog(d["t"], np.where(d["worst"] > 0, d["worst"], np.nan), lw=1)
+    ax.axvspan(*d["plateau"], color="r", alpha=0.2, label="plateau of fl(t/k)")
     ax.set(xlabel="t (second-layer input)", ylabel="max |g − g_precise| per t bin",
-           ylim=(1e-7, 1), title=f"k = {k:g}: g = 0 {zeros:,.1f}, plateau hits {hits:,.1f} "
-           "per 2^20 draws")
+           ylim=(1e-7, 1), title=f"k = {d['k']:g}: g = 0 {d['zeros']:,.1f}, plateau hits "
+           f"{d['hits']:,.1f} per 2^20 draws")
     ax.legend(fontsize=8, loc="upper right")
     ax.grid(alpha=0.3, which="both")
     fig.tight_layout()
     return fig
+
+
+def draw_divisor_frame(k: float, log2: FastLog2 = DEFAULT_FASTLOG2, stride: int = 4):
+    """Slider frame for divisor ``k``: ``plot_divisor_profile(divisor_error_profile(...))``."""
+    return plot_divisor_profile(divisor_error_profile(k, log2, stride))
