@@ -66,10 +66,9 @@ lab-settings: $(LAB_SETTINGS)
 lab: lab-settings
 	$(BIN)/jupyter lab book/
 
-# The live-notebook test on every chapter it knows (Div8 and results take minutes each).
+# The live-notebook test alone (make test runs it with the rest of the browser stage).
 live-test: lab-settings chromium
-	RSLAB_REQUIRE_BOOK=1 RSLAB_LIVE_ALL=1 $(BIN)/python -m pytest -q -m browser \
-		tests/browser/test_live_notebooks.py
+	RSLAB_REQUIRE_BOOK=1 $(BIN)/python -m pytest -q -m browser tests/browser/test_live_notebooks.py
 
 # Refresh the how-to-run page's screenshot of Jupyter Lab from the live-notebook test.
 lab-screenshot: lab-settings chromium

@@ -42,7 +42,14 @@ def vocab_figure(sweep: dict, path: str = "fast"):
     return draw
 
 
-def vocab_control(frames, value: int):
-    """The vocabulary from 256 to the largest frame in steps of 256; ``frames`` precomputed."""
-    return int_control("vocab", 256, max(max(frames), 512), step=256, frames=frames, value=value,
+LIVE_VOCAB = 16_384
+"""The largest vocabulary the live slider offers: four simulations there take seconds (the
+note's 154,880 takes about a minute; the page shows it from the build)."""
+
+
+def vocab_control(vocabs):
+    """The vocabulary from 256 to ``LIVE_VOCAB`` in steps of 256; the ``vocabs`` of the sweep
+    in that range are the precomputed frames, the largest of them shown first."""
+    frames = sorted(v for v in vocabs if v <= LIVE_VOCAB)
+    return int_control("vocab", 256, LIVE_VOCAB, step=256, frames=frames, value=frames[-1],
                        label="vocab V", fmt=lambda v: f"{v:,}")

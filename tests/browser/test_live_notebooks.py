@@ -28,6 +28,11 @@ from pathlib import Path
 
 import pytest
 
+try:
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+except ImportError:  # the browser fixture skips (or fails) with the reason
+    PlaywrightTimeout = TimeoutError
+
 pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -37,7 +42,8 @@ FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-
          "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 REQUIRED = os.environ.get("RSLAB_REQUIRE_BOOK") == "1"
 SETTINGS = Path(sys.prefix) / "share" / "jupyter" / "lab" / "settings" / "overrides.json"
-RUN_ALL_SECONDS = 150
+RUN_ALL_SECONDS = int(os.environ.get("RSLAB_LIVE_RUN_ALL_SECONDS", 150))
+"""How long Run All of one chapter may take (a loaded machine may need more)."""
 
 
 def unavailable(reason: str):
@@ -53,10 +59,9 @@ def expected_machine():
 
 
 def expected_div8():
-    from rslab.viz import numerics_plots as npl
+    from rslab.chapters import div8 as ch
 
-    d = npl.divisor_error_profile(5.5, stride=4)
-    return f"k = 5.5: g = 0 {d['zeros']:,.1f}, plateau hits {d['hits']:,.1f} per 2^20 draws"
+    return ch.divisor_caption(5.5, ch.divisor_error_profile(5.5))
 
 
 def expected_results():
@@ -170,8 +175,15 @@ def test_lab_settings_make_md_open_as_notebook():
     assert "markdown: Jupytext Notebook" in out, out
 
 
-RUN_ALL = "() => window.jupyterapp.commands.execute('notebook:run-all-cells')"
-"""Resolves when Run All has finished (no timeout of its own: the chapters run here are quick)."""
+READY = """() => {
+    const panel = window.jupyterapp && window.jupyterapp.shell.currentWidget;
+    return !!(panel && panel.context && panel.context.isReady && panel.content.model &&
+              panel.sessionContext.isReady &&
+              panel.sessionContext.session?.kernel?.status === 'idle');
+}"""
+"""The notebook is loaded and its kernel started: Run All before this asks for a kernel."""
+RUN_ALL = "() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }"
+"""Starts Run All without waiting for it (the wait below has a timeout)."""
 ALL_RAN = """() => {
     const panel = window.jupyterapp.shell.currentWidget;
     const kernel = panel.sessionContext.session?.kernel;
@@ -182,13 +194,14 @@ ALL_RAN = """() => {
 
 
 def run_all_cells(page, name: str):
-    page.wait_for_function("() => window.jupyterapp && window.jupyterapp.commands"
-                           ".hasCommand('notebook:run-all-cells')", timeout=60_000)
-    page.locator(".jp-NotebookPanel .jp-Notebook").first.wait_for(timeout=60_000)
-    page.wait_for_selector(".jp-NotebookPanel .jp-Notebook-ExecutionIndicator"
-                           "[data-status='idle']", timeout=60_000)
+    page.wait_for_function(READY, timeout=120_000, polling=500)
     page.evaluate(RUN_ALL)
-    page.wait_for_function(ALL_RAN, timeout=RUN_ALL_SECONDS * 1000, polling=1000)
+    try:
+        page.wait_for_function(ALL_RAN, timeout=RUN_ALL_SECONDS * 1000, polling=1000)
+    except PlaywrightTimeout:
+        dialogs = page.locator(".jp-Dialog").all_inner_texts()
+        pytest.fail(f"{name}: Run All did not finish in {RUN_ALL_SECONDS} s"
+                    + (f"; a dialog is open: {dialogs}" if dialogs else ""))
     errors = page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']"
                           ":has-text('Traceback')")
     assert errors.count() == 0, f"{name}: a cell raised: {errors.first.inner_text()[:2000]}"
@@ -201,22 +214,17 @@ def live_figure_with(page, label: str):
     return figure
 
 
-SLOW = ("div8", "results")
-"""Chapters whose Run All at quick scale takes minutes in Lab on this machine: run by
-``make live-test`` (``RSLAB_LIVE_ALL=1``), not by ``make test``."""
-
-
 @pytest.mark.parametrize("chapter", list(CHAPTERS))
 def test_chapter_recomputes_live(chapter, lab, browser):
-    if chapter in SLOW and os.environ.get("RSLAB_LIVE_ALL") != "1":
-        pytest.skip(f"{chapter}: Run All takes minutes in Lab here; `make live-test` runs it")
     url, token = lab
     page_name, label, typed, status_text, expected = CHAPTERS[chapter]
     context = browser.new_context(viewport={"width": 1280, "height": 1000})
     page = context.new_page()
     try:
-        page.goto(f"{url}lab/tree/{page_name}?token={token}", wait_until="load")
-        page.locator(".jp-NotebookPanel").first.wait_for(timeout=60_000)
+        # a fresh workspace: no tab of an earlier chapter is restored beside this one
+        page.goto(f"{url}lab/workspaces/{chapter}/tree/{page_name}?reset&token={token}",
+                  wait_until="load")
+        page.locator(".jp-NotebookPanel:not(.lm-mod-hidden)").first.wait_for(timeout=180_000)
         run_all_cells(page, page_name)
         assert page.locator(".rslab-static").first.is_hidden(), \
             "the precomputed selectors show in Jupyter (they are for the static page)"
