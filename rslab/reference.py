@@ -299,7 +299,8 @@ def _check_bonus_rows(bonus, S):
     m = np.abs(bonus.max(axis=-1))
     if (m > BONUS_LOGIT_LIMIT).any():
         r = int(np.argmax(m))
-        step = float(np.spacing(np.float32(m[r] * LOG2E + NOISE_BOUND)))
+        score = float(m[r]) * float(LOG2E) + NOISE_BOUND
+        step = float(np.spacing(np.float32(score))) if score < 2.0**128 else np.inf
         raise ValueError(
             f"target_logits bonus row [{r}, {S}] has max logit "
             f"{bonus[r].max():.6g}: its scores l·LOG2E + g round to float32 steps of "
