@@ -103,7 +103,8 @@ __all__ = [
     "ACCEPT", "BONUS", "RESIDUAL", "PATHS", "LOG2E", "DIAGNOSTICS", "DRAFT_SUM_TOL", "SampleResult",
     "rejection_sample", "target_probs", "gumbel_noise", "residual_weights", "sample_scores",
     "random_words", "random_uniforms", "fast_key", "philox_key", "philox_slot",
-    "BONUS_LOGIT_LIMIT", "uniform_from_words", "path_math", "acceptance_probability", "accepted_count_law",
+    "BONUS_LOGIT_LIMIT", "uniform_from_words", "path_math", "acceptance_probability",
+    "accepted_count_law",
 ]
 
 DRAFT_SUM_TOL = 1e-3

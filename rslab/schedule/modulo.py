@@ -304,9 +304,9 @@ BUDGET = "budget exhausted"
 def tight_recurrences(graph: Graph, ii: int) -> frozenset:
     """The ops on dependence circuits with less than one II of slack at ``ii``
     (distance·II − delay < II): their windows are narrower than the II."""
-    return frozenset(e.src for circuit in elementary_circuits(graph)
-                     if (sum(e.distance for e in circuit) - 1) * ii < sum(e.latency for e in circuit)
-                     for e in circuit)
+    return frozenset(e.src for c in elementary_circuits(graph)
+                     if (sum(e.distance for e in c) - 1) * ii < sum(e.latency for e in c)
+                     for e in c)
 
 
 def _schedule_at(graph, ii, reserved, budget):
