@@ -6,6 +6,7 @@ never another exception, never a hang (a step budget), never a non-finite or out
 result. Example counts: :mod:`fuzzing` (``make test`` quick, ``make fuzz`` long)."""
 
 import contextlib
+import functools
 import io
 import tempfile
 from pathlib import Path
@@ -38,18 +39,22 @@ def _register(kind):
     return st.integers(0, top).map(lambda i: f"{kind}{i}")
 
 
+_CHOICES = {"v": _register("v"), "s": _register("s"), "int": st.sampled_from(INTS),
+            "float": st.sampled_from(FLOATS), "garbage": st.sampled_from(GARBAGE),
+            "label": st.sampled_from(["a", "b", "top", "9x"]),
+            "mem": st.builds(lambda r, sign, imm: f"[s{r} {sign} {imm}]", st.integers(0, 34),
+                             st.sampled_from("+-"), st.sampled_from(INTS + ["0", "4", "512"]))}
+_WRONG = st.one_of(*(_CHOICES[k] for k in ("v", "s", "int", "garbage")))
+
+
+@functools.cache
 def _operand(kind):
+    """Mostly the right kind of operand for ``kind``, sometimes a wrong or garbage one."""
     kind = kind.rstrip("?")
-    mem = st.builds(lambda r, sign, imm: f"[s{r} {sign} {imm}]", st.integers(0, 34),
-                    st.sampled_from("+-"), st.sampled_from(INTS + ["0", "4", "512"]))
-    choices = {"v": _register("v"), "s": _register("s"), "int": st.sampled_from(INTS),
-               "float": st.sampled_from(FLOATS), "mem": mem, "garbage": st.sampled_from(GARBAGE),
-               "label": st.sampled_from(["a", "b", "top", "9x"])}
     right = {"vd": "v", "va": "v", "sd": "s", "sa": "s", "sai": "s", "vai": "v", "imm": "int",
-             "num": "float", "mem": "mem", "label": "label"}[kind]
+             "num": "float", "mem": "mem", "label": "label", "garbage": "garbage"}[kind]
     extra = {"sai": ["int"], "vai": ["int"], "num": ["int"]}.get(kind, [])
-    return st.one_of(*[choices[k] for k in [right, right, right, *extra]],
-                     st.sampled_from(["v", "s", "int", "garbage"]).flatmap(choices.get))
+    return st.one_of(*[_CHOICES[k] for k in [right, right, right, *extra]], _WRONG)
 
 
 @st.composite
@@ -58,29 +63,22 @@ def _op(draw):
     sig = SPECS[name].sig if name in SPECS else ("va",)
     count = draw(st.integers(max(0, len(sig) - 1), len(sig) + 1))
     kinds = list(sig[:count]) + ["garbage"] * (count - len(sig))
-    ops = [draw(_operand(k)) if k != "garbage" else draw(st.sampled_from(GARBAGE))
-           for k in kinds]
+    ops = [draw(_operand(k)) for k in kinds]
     sep = draw(st.sampled_from([" ", "\t", "  "]))
     return name + (sep + ", ".join(ops) if ops else "")
 
 
-@st.composite
-def _line(draw):
-    kind = draw(st.sampled_from(["bundle"] * 6 + ["loop", "endloop", "halt", "label",
-                                                   "comment", "garbage"]))
-    if kind == "bundle":
-        return " ; ".join(draw(st.lists(_op(), min_size=1, max_size=3)))
-    if kind == "loop":
-        return "loop " + draw(st.one_of(st.sampled_from(["0", "1", "3", "4294967295", "-1"]),
-                                        _register("s")))
-    if kind == "label":
-        return draw(st.sampled_from(["a", "b", "top"])) + ": " + draw(
-            st.one_of(st.just(""), _op(), st.just("endloop")))
-    if kind == "comment":
-        return "# " + draw(st.text(max_size=8))
-    if kind == "garbage":
-        return draw(st.text(max_size=12))
-    return kind
+_OP = _op()
+_LINE = st.one_of(
+    *[st.lists(_OP, min_size=1, max_size=3).map(" ; ".join)] * 6,
+    st.one_of(st.sampled_from(["0", "1", "3", "4294967295", "-1"]), _register("s")).map(
+        "loop ".__add__),
+    st.sampled_from(["endloop", "halt"]),
+    st.tuples(st.sampled_from(["a", "b", "top"]),
+              st.one_of(st.just(""), _OP, st.just("endloop"))).map(": ".join),
+    st.text(max_size=8).map("# ".__add__),
+    st.text(max_size=12))
+"""One line of a program: a bundle, a directive, a label, a comment or garbage."""
 
 
 PROGRAM_CONFIG = MachineConfig().with_(vmem_bytes=1 << 16, fifo_depth=4)
@@ -88,7 +86,7 @@ MAX_STEPS = 3000
 
 
 @examples("programs")
-@given(lines=st.lists(_line(), min_size=1, max_size=12),
+@given(lines=st.lists(_LINE, min_size=1, max_size=12),
        sregs=st.dictionaries(st.integers(0, 31), st.integers(0, 2**32 - 1), max_size=3))
 def test_random_programs_end_or_raise_naming_the_line(lines, sregs):
     text = "\n".join(lines)
