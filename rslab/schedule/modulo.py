@@ -1,10 +1,11 @@
 """Iterative modulo scheduling (Rau 1994) and the check of a modulo schedule.
 
 :func:`modulo_schedule` runs iterative modulo scheduling from II = MII upward
-(height-based priority, eviction under a budget) with the modulo reservation
-table, the SFU FIFO order (results are popped in push order) and depth as
-extra constraints; :func:`check_schedule` verifies every constraint of a
-:class:`Schedule`, however it was found.
+(height-based priority, eviction under a budget; when the budget runs out, once more
+with the ops of the tight recurrences first) with the modulo reservation table, the
+SFU FIFO order (results are popped in push order) and depth as extra constraints;
+:func:`check_schedule` verifies every constraint of a :class:`Schedule`, however it was
+found.
 """
 
 from __future__ import annotations
@@ -215,10 +216,9 @@ class _IMS:
             budget -= 1
             k = max(unscheduled, key=lambda i: (i in self.first, self.height[i], -i))
             estart, lstart = self._window(k, times)
-            # Inside the window the placed successors allow, if it is not empty: a free row,
-            # else a forced one there (evicting ops of that row). Leaving the window would
-            # evict a successor, which would evict this op back: a pinned accumulator and its
-            # reader ping-pong so. With an empty window, a free row from estart on.
+            # A free row inside the window the placed successors allow (leaving it evicts a
+            # successor, which then evicts this op back: a pinned accumulator and its reader
+            # ping-pong so), or from estart on when the window is empty.
             last_t = min(estart + self.ii - 1, lstart) if lstart >= estart else estart + self.ii - 1
             chosen = self._free_slot(k, estart, last_t, times, mrt)
             if chosen is None:
@@ -304,7 +304,11 @@ BUDGET = "budget exhausted"
 def tight_recurrences(graph: Graph, ii: int) -> frozenset:
     """The ops on dependence circuits with less than one II of slack at ``ii``
     (distance·II − delay < II): their windows are narrower than the II."""
-    return frozenset(e.src for c in elementary_circuits(graph)
+    try:
+        circuits = elementary_circuits(graph)
+    except ValueError:  # too many to enumerate: no retry
+        return frozenset()
+    return frozenset(e.src for c in circuits
                      if (sum(e.distance for e in c) - 1) * ii < sum(e.latency for e in c)
                      for e in c)
 
