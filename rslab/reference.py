@@ -179,7 +179,7 @@ def path_math(path="exact", noise="div8") -> PathMath:
 def softmax_parts(logits, math: PathMath):
     """``(m, s, p)``: the row max, the float32 sum of exponentials and the probabilities."""
     m = logits.max(axis=-1, keepdims=True)
-    with np.errstate(invalid="ignore"):
+    with np.errstate(invalid="ignore", over="ignore"):  # l − m may overflow to −inf: p = 0
         z = (logits - m) * LOG2E
     e = math.exp2(z)
     e[z == -np.inf] = 0
@@ -341,7 +341,7 @@ def _sample_chunk(rows, l, q, ids, math, seed, out: SampleResult):
         live = live[accept]
     if live.size:
         g = gumbel_noise(math, seed, rows[live], S, BONUS, vocab)
-        with np.errstate(invalid="ignore"):
+        with np.errstate(invalid="ignore", over="ignore"):  # a far-below logit: −inf
             lw = l[live, S] * LOG2E
         _emit(out, rows[live], S, sample_scores(lw, g))
 

@@ -67,11 +67,13 @@ def _as_f32(x, name="x") -> np.ndarray:
     return arr
 
 
-def _check_int(name, value, low, high):
-    """``value`` is an integer (not a bool) in ``[low, high]``; else ValueError naming it."""
+def _check_int(name, value, low, high, span=""):
+    """``value`` is an integer (not a bool) in ``[low, high]`` (``span``: that range in words);
+    else ValueError naming it."""
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) \
             or not low <= value <= high:
-        raise ValueError(f"{name} must be an integer in {low}..{high}, got {value!r}")
+        raise ValueError(f"{name} must be an integer in {low}..{high}"
+                         + (f" ({span})" if span else "") + f", got {value!r}")
 
 
 def _remez(f, lo: float, hi: float, degree: int, grid: int = 4097, iters: int = 12) -> np.ndarray:
@@ -177,7 +179,8 @@ class FastLog2:
                 or not 0 <= thr < 1:
             raise ValueError(f"zero_threshold must be a number in [0, 1), got {thr!r}")
         if self.output_fraction_bits is not None:
-            _check_int("output_fraction_bits", self.output_fraction_bits, 1, self.product_bits)
+            _check_int("output_fraction_bits", self.output_fraction_bits, 1, self.product_bits,
+                       "1..product_bits")
 
     def replace(self, **changes) -> FastLog2:
         """A copy with some fields changed."""
@@ -349,7 +352,8 @@ class FastExp2:
         # coeff_bits + 26 − product_bits: both shifts must be non-negative, and C1·d must fit int64
         _check_int("index_bits", self.index_bits, 1, 12)
         _check_int("coeff_bits", self.coeff_bits, 8, 36)
-        _check_int("product_bits", self.product_bits, self.coeff_bits, self.coeff_bits + 26)
+        _check_int("product_bits", self.product_bits, self.coeff_bits, self.coeff_bits + 26,
+                   "coeff_bits..coeff_bits + 26")
 
     def __call__(self, x) -> np.ndarray:
         x = _as_f32(x)
