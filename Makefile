@@ -2,6 +2,7 @@
 #   make book   the book at RSLAB_SCALE=book (default), executing every page
 #   make test   ruff + pytest (every page at quick) + the book at quick + the browser tests
 #   make lab    Jupyter Lab on book/, chapters open as notebooks (the package's book extra)
+#   make fuzz   the property tests' long profile (many thousands of random inputs)
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
@@ -13,7 +14,7 @@ LAB_SETTINGS := $(VENV)/share/jupyter/lab/settings/overrides.json
 BOOK_EXTRA := $(VENV)/.book-extra
 
 .PHONY: all venv book test lint pytest book-quick browser-test chromium web-assets lab lab-settings \
-        lab-screenshot live-test bench clean
+        lab-screenshot live-test bench fuzz clean
 
 all: test
 
@@ -77,6 +78,14 @@ lab-screenshot: lab-settings chromium
 
 bench: $(STAMP)
 	$(BIN)/python -m rslab bench
+
+# The property tests' long profile (tests/fuzzing.py): 20,000 random programs, 5,000 random
+# sampler inputs, ...; the seed is FUZZ_SEED, the example counts are printed per test.
+FUZZ_SEED ?= 15
+fuzz: $(STAMP)
+	RSLAB_FUZZ=long RSLAB_SCALE=quick $(BIN)/python -m pytest -q -p no:cacheprovider \
+		--hypothesis-seed=$(FUZZ_SEED) --hypothesis-show-statistics tests/test_fuzz.py \
+		tests/test_schedule_differential.py
 
 clean:
 	rm -rf _build

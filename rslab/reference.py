@@ -16,9 +16,13 @@ Float32 semantics (what a kernel reproduces)
   ``p = e · (1/s)``: the core has no divide, so the normaliser is a reciprocal
   (the SFU's ``vrcp``, a correctly rounded float32 ``1/s``) and a multiply.
 * acceptance: ``u·q(x) < p(x)`` with the product rounded to float32.
-* residual: ``w = max(p − q, 0)`` in float32; if no ``w`` is positive, ``w = p``
-  (sample from p, with the same residual noise row). ``score_i = log2(w_i) + g_i``.
-* bonus: ``score_i = l_i·LOG2E + g_i`` over the raw logits of row S.
+* residual: ``w = max(p − q, 0)`` in float32; if no ``w`` has a finite ``log2`` — all are 0,
+  or, on the Fast path, all below the smallest normal float32, which the SFU log flushes —
+  the residual is empty and ``w = p`` (sample from p, with the same residual noise row).
+  ``score_i = log2(w_i) + g_i``.
+* bonus: ``score_i = l_i·LOG2E + g_i`` over the raw logits of row S. This is shift-invariant
+  only while float32 resolves the score finely: a bonus row whose max logit exceeds
+  ``BONUS_LOGIT_LIMIT`` in magnitude is rejected (subtract the row max first).
 * a token whose weight is 0 (``w_i = 0``, a ``−∞`` logit) or whose ``log2`` is
   ``−∞`` (the fast log flushes subnormals) scores ``−∞``; scores are never NaN.
 * the sample is ``argmax(score)``; ties go to the lowest index.
@@ -66,7 +70,7 @@ tokens never depend on its batch-mates or on R.
 
 Validation: bad input raises ``ValueError`` naming the argument; nothing is clamped.
 Draft rows must be finite, non-negative and sum to 1 within ``DRAFT_SUM_TOL``
-(absolute, sum taken in float64).
+(absolute, sum taken in float64); bonus rows must keep ``|max| ≤ BONUS_LOGIT_LIMIT``.
 """
 
 from dataclasses import dataclass
@@ -99,12 +103,25 @@ __all__ = [
     "ACCEPT", "BONUS", "RESIDUAL", "PATHS", "LOG2E", "DIAGNOSTICS", "DRAFT_SUM_TOL", "SampleResult",
     "rejection_sample", "target_probs", "gumbel_noise", "residual_weights", "sample_scores",
     "random_words", "random_uniforms", "fast_key", "philox_key", "philox_slot",
-    "uniform_from_words", "path_math", "acceptance_probability", "accepted_count_law",
+    "BONUS_LOGIT_LIMIT", "uniform_from_words", "path_math", "acceptance_probability",
+    "accepted_count_law",
 ]
 
 DRAFT_SUM_TOL = 1e-3
 """|Σq − 1| allowed per draft row: loose next to float32 rounding of a normalised row
 (≈ √V·2^-24 ≈ 2e-5 at V = 154,880), tight enough to catch unnormalised or truncated rows."""
+BONUS_SCORE_STEP = 2.0**-14
+"""The coarsest float32 step allowed in a bonus score ``l·LOG2E + g``: below the SFU log's error
+bound (``DEFAULT_FASTLOG2.error_bound()`` ≈ 8.0e-5), so rounding the raw-logit score (two
+roundings, each at most half a step) shifts no token's score more than the hardware log already
+may shift its noise."""
+NOISE_BOUND = 32.0
+"""``|g| < NOISE_BOUND`` for every noise row the sampler draws (the exact law over the 2^24
+lattice spans [−4.64, 23.47])."""
+BONUS_LOGIT_LIMIT = float((2.0 ** (np.log2(BONUS_SCORE_STEP) + 24) - NOISE_BOUND) / LOG2E)
+"""Largest ``|max logit|`` of a bonus row (≈ 687.6): float32 values below 2^(log2 step + 24)
+are spaced at most ``BONUS_SCORE_STEP`` apart, and a token that can win scores within
+``NOISE_BOUND`` of the max (its ``|score|`` stays below that power of two)."""
 CHUNK_ELEMENTS = 1 << 21
 """Requests are processed in chunks of about this many vocabulary entries per row set."""
 
@@ -133,12 +150,14 @@ class SampleResult:
 
 @dataclass(frozen=True)
 class PathMath:
-    """The float32 functions of one path: ``exp2``, ``log2``, ``noise`` (u → g)."""
+    """The float32 functions of one path: ``exp2``, ``log2``, ``noise`` (u → g), and
+    ``log2_tiny``: the smallest positive float32 whose ``log2`` is finite."""
 
     path: str
     exp2: object
     log2: object
     noise: object
+    log2_tiny: np.float32 = np.float32(2.0**-149)
 
 
 def path_math(path="exact", noise="div8") -> PathMath:
@@ -153,13 +172,14 @@ def path_math(path="exact", noise="div8") -> PathMath:
         raise ValueError(f"noise: {exc}") from None
     if path == "exact":
         return PathMath("exact", precise_exp2, precise_log2, get_noise("exact"))
-    return PathMath("fast", fast_exp2, DEFAULT_FASTLOG2, pipeline)
+    return PathMath("fast", fast_exp2, DEFAULT_FASTLOG2, pipeline,
+                    np.finfo(np.float32).tiny)  # the SFU log flushes subnormals to 0
 
 
 def softmax_parts(logits, math: PathMath):
     """``(m, s, p)``: the row max, the float32 sum of exponentials and the probabilities."""
     m = logits.max(axis=-1, keepdims=True)
-    with np.errstate(invalid="ignore"):
+    with np.errstate(invalid="ignore", over="ignore"):  # l − m may overflow to −inf: p = 0
         z = (logits - m) * LOG2E
     e = math.exp2(z)
     e[z == -np.inf] = 0
@@ -183,10 +203,11 @@ def gumbel_noise(path, seed, requests, positions, purpose, tokens, noise="div8")
     return math.noise(u)
 
 
-def residual_weights(p, q) -> np.ndarray:
-    """``max(p − q, 0)`` in float32, replaced by ``p`` in rows where it is all zero."""
+def residual_weights(p, q, log2_tiny=PathMath.log2_tiny) -> np.ndarray:
+    """``max(p − q, 0)`` in float32, replaced by ``p`` in rows where it is empty: no weight
+    reaches ``log2_tiny`` (the smallest with a finite log2 on the path, :class:`PathMath`)."""
     w = np.maximum(p - q, np.float32(0))
-    empty = ~(w > 0).any(axis=-1)
+    empty = ~(w >= log2_tiny).any(axis=-1)
     if empty.any():
         w[empty] = p[empty]
     return w
@@ -259,15 +280,34 @@ def _check_inputs(target_logits, draft_probs, draft_token_ids):
     if (q < 0).any():
         raise ValueError("draft_probs contains negative probabilities")
     if q.size:
-        err = np.abs(q.sum(axis=-1, dtype=np.float64) - 1.0)
+        sums = q.sum(axis=-1, dtype=np.float64)
+        err = np.abs(sums - 1.0)
         if (err > DRAFT_SUM_TOL).any():
             r, s = np.unravel_index(np.argmax(err), err.shape)
-            raise ValueError(f"draft_probs row [{r}, {s}] sums to {1 + err[r, s]:.6g} "
+            raise ValueError(f"draft_probs row [{r}, {s}] sums to {sums[r, s]:.6g} "
                              f"(|sum − 1| must be ≤ {DRAFT_SUM_TOL})")
+    _check_bonus_rows(l[:, S], S)
     if ids.size and (ids.min() < 0 or ids.max() >= V):
         raise ValueError(f"draft_token_ids must lie in [0, {V}), got range "
                          f"[{ids.min()}, {ids.max()}]")
     return R, S, V
+
+
+def _check_bonus_rows(bonus, S):
+    """Each bonus row's max logit within ``BONUS_LOGIT_LIMIT`` (see its docstring)."""
+    if not bonus.size:
+        return
+    m = np.abs(bonus.max(axis=-1))
+    if (m > BONUS_LOGIT_LIMIT).any():
+        r = int(np.argmax(m))
+        score = float(m[r]) * float(LOG2E) + NOISE_BOUND
+        step = float(np.spacing(np.float32(score))) if score < 2.0**128 else np.inf
+        raise ValueError(
+            f"target_logits bonus row [{r}, {S}] has max logit "
+            f"{bonus[r].max():.6g}: its scores l·LOG2E + g round to float32 steps of "
+            f"{step:.3g}, coarser than the noise resolves, so the bonus draw would not be "
+            f"shift-invariant; |max| must be ≤ {BONUS_LOGIT_LIMIT:.1f} "
+            f"(subtract the row max: softmax is shift-invariant)")
 
 
 def _sample_chunk(rows, l, q, ids, math, seed, out: SampleResult):
@@ -293,7 +333,7 @@ def _sample_chunk(rows, l, q, ids, math, seed, out: SampleResult):
         out.num_accepted[rows[live[accept]]] += 1
         reject = ~accept
         if reject.any():
-            w = residual_weights(p[reject], qrow[reject])
+            w = residual_weights(p[reject], qrow[reject], math.log2_tiny)
             g = gumbel_noise(math, seed, rows[live[reject]], s, RESIDUAL, vocab)
             with np.errstate(divide="ignore"):
                 lw = math.log2(w)
@@ -301,7 +341,7 @@ def _sample_chunk(rows, l, q, ids, math, seed, out: SampleResult):
         live = live[accept]
     if live.size:
         g = gumbel_noise(math, seed, rows[live], S, BONUS, vocab)
-        with np.errstate(invalid="ignore"):
+        with np.errstate(invalid="ignore", over="ignore"):  # a far-below logit: −inf
             lw = l[live, S] * LOG2E
         _emit(out, rows[live], S, sample_scores(lw, g))
 

@@ -111,8 +111,8 @@ def test_dma_errors():
 
 
 def test_endless_loop_hits_the_bundle_limit():
-    e = machine_error("top:\njmp top", max_bundles=100)
-    assert "bundle limit" in e.message
+    e = machine_error("top:\njmp top", max_steps=100)
+    assert "step limit" in e.message
 
 
 @pytest.mark.parametrize("kwargs, needle", [
@@ -121,7 +121,7 @@ def test_endless_loop_hits_the_bundle_limit():
     ({"vregs": {1: np.zeros(5)}}, "vregs"),
     ({"vmem": {3: np.zeros(4, np.uint32)}}, "multiples of 4"),
     ({"vmem": np.zeros(5, np.uint8)}, "multiple of 4"),
-    ({"max_bundles": 0}, "max_bundles"),
+    ({"max_steps": 0}, "max_steps"),
 ])
 def test_bad_simulate_arguments(kwargs, needle):
     with pytest.raises(ValueError, match=needle):

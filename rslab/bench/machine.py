@@ -4,8 +4,9 @@ import time
 
 from rslab.bench.registry import benchmark
 from rslab.machine.asm import assemble
+from rslab.machine.errors import MachineError
 from rslab.machine.examples import resource_bound_body, sumexp_inputs, sumexp_naive
-from rslab.machine.simulator import simulate
+from rslab.machine.simulator import DEFAULT_MAX_STEPS, simulate
 
 N_VECTORS = 2000          # packed vectors of the naive sum-exp loop (≈ 14 ops each)
 N_ITERATIONS = 6000       # iterations of the 10-bundle, 24-op resource-bound body
@@ -40,4 +41,16 @@ def machine_benchmark(args) -> dict:
         out[name] = {"ops": ops, "ops_per_s_trace_off": round(off),
                      "ops_per_s_trace_on": round(on), "trace_slowdown": round(off / on, 2),
                      "ops_per_s_trace_off_wall": round(off_wall)}
+    out["runaway"] = _runaway()
     return {"machine": out}
+
+
+def _runaway() -> dict:
+    """CPU seconds until the default step budget stops ``a: jmp a`` (every run ends in it)."""
+    start = time.process_time()
+    try:
+        simulate(assemble("a: jmp a"))
+    except MachineError as exc:
+        return {"max_steps": DEFAULT_MAX_STEPS, "seconds_to_stop": round(
+            time.process_time() - start, 2), "error": exc.message}
+    raise AssertionError("a: jmp a ended")

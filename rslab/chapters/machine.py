@@ -100,3 +100,45 @@ def valu_latency_control(name: str = "valu_latency", frames=(1, 3, 6), hi: int =
 def valu_slots_control():
     """VALU slots 1..8 live; 1 to 4 precomputed, 2 (the default) first shown."""
     return int_control("slots", 1, 8, frames=(1, 2, 3, 4), value=2, label="VALU slots")
+
+
+# ----------------------------------------------------------------- what the machine rejects
+
+RUNAWAY_STEPS = 10_000
+"""The step budget of the runaway example in the table (the default is ``DEFAULT_MAX_STEPS``)."""
+
+MACHINE_REJECTS = (
+    ("vli v1, 3.5e38", "no float32 has that value", {}),
+    ("sadd s2, s1, 4294967297", "immediates are 32-bit words", {}),
+    ("vshl v1, v2, -1", "a shift amount is unsigned", {}),
+    ("vadd.f32 v1, v2", "operand count", {}),
+    ("bz s0, L\nloop 2\nnop\nL: endloop", "a branch into a loop's endloop from outside", {}),
+    ("loop 3\nendloop", "a loop needs a body", {}),
+    ("vmov v64, v1", "the machine has 64 vector registers", {}),
+    ("nop\nvld v1, [s1 + 0]", "a load past the end of VMEM", {"sregs": {1: 4 * 1024 * 1024}}),
+    ("nop\nvpop v1", "a pop with nothing pushed: the in-order core would deadlock", {}),
+    ("loop 4294967295\nloop 0\nnop\nendloop\nendloop",
+     "no bundle ever issues: the step budget counts loop directives too",
+     {"max_steps": RUNAWAY_STEPS}),
+    ("halt", "simulate's arguments: a register named by a string", {"sregs": {"a": 1}}),
+)
+"""(program text, why it is rejected, ``simulate`` arguments) for each kind of error."""
+
+
+def rejection_rows(cases=MACHINE_REJECTS) -> list[tuple[str, str, str, str, str]]:
+    """(program, why, error type, where, message) for each case, from assembling and running
+    it: ``where`` is the source line the error names (a case that runs raises AssertionError)."""
+    from rslab.machine import AssemblyError, MachineError
+
+    rows = []
+    for text, why, kw in cases:
+        try:
+            simulate(assemble(text), **kw)
+        except (AssemblyError, MachineError) as exc:
+            where = f"line {exc.line}" if exc.line is not None else "-"
+            rows.append((text, why, type(exc).__name__, where, exc.message))
+        except ValueError as exc:
+            rows.append((text, why, type(exc).__name__, "argument", str(exc)))
+        else:
+            raise AssertionError(f"{text!r}: ran")
+    return rows

@@ -7,6 +7,8 @@ parts of the preset. Writes ``<output>.json`` and ``<output>.csv`` and prints a 
 
 import argparse
 import json
+import math
+import sys
 
 from rslab.scale import SCALES
 
@@ -16,7 +18,7 @@ def _count(text):
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value != int(value) or value < 1:
+    if not math.isfinite(value) or value != int(value) or value < 1:
         raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
     return int(value)
 
@@ -127,7 +129,7 @@ def print_table(result):
 
 
 def run(args):
-    from rslab.numerics.search import run_search, search_config
+    from rslab.numerics.search import output_paths, run_search, search_config
     from rslab.scale import current_scale
 
     scale = args.scale or current_scale()
@@ -137,11 +139,13 @@ def run(args):
         ("finalists", "finalists"), ("grid", "grid"), ("processes", "processes"),
         ("rng", "rng"), ("chunk", "chunk")) if getattr(args, attr) is not None}
     config = search_config(scale, **changes)
+    output = args.output or f"results/search-{scale}"
+    output_paths(output)
     result = run_search(config, progress=not args.no_progress)
-    json_path, csv_path = result.write(args.output or f"results/search-{scale}")
+    json_path, csv_path = result.write(output)
     if args.json:
         print(json.dumps(result.to_dict(), indent=2, default=str))
     else:
         print_table(result)
-    print(f"\nwrote {json_path} and {csv_path}")
+    print(f"\nwrote {json_path} and {csv_path}", file=sys.stderr if args.json else sys.stdout)
     return 0

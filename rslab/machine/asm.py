@@ -20,6 +20,8 @@ _REG = re.compile(r"^([vs])(\d+)$")
 _MEM = re.compile(r"^\[\s*s(\d+)\s*(?:([+-])\s*([^\]]+?))?\s*\]$")
 _NAME = re.compile(r"^[A-Za-z_][\w.]*$")
 MAX_REG_INDEX = 1023
+IMM_RANGE = (-(2**31), 2**32)
+"""Integer immediates are 32-bit words: signed or unsigned, ``-2^31 ≤ n < 2^32``."""
 
 
 class AssemblyError(ValueError):
@@ -105,11 +107,13 @@ def parse_number(token: str) -> int:
     is_hex = low.lstrip("+-").startswith("0x")
     if not is_hex and any(c in low for c in ".en") or low.lstrip("+-") in ("inf", "nan"):
         value = float(t)
-        return struct.unpack("<I", struct.pack("<f", value))[0]
-    value = int(t, 0)
-    if not -(2**31) <= value < 2**32:
-        raise ValueError(f"{token!r} does not fit in 32 bits")
-    return value & 0xFFFFFFFF
+        with np.errstate(over="ignore"):
+            rounded = np.float32(value)
+        if np.isinf(rounded) and low.lstrip("+-") not in ("inf", "infinity"):
+            raise ValueError(f"{token!r} is beyond the float32 range (±3.4028235e38); "
+                             "write inf for an infinity")
+        return struct.unpack("<I", struct.pack("<f", rounded))[0]
+    return _parse_int(t) & 0xFFFFFFFF
 
 
 def f32_bits(x) -> str:
@@ -117,9 +121,14 @@ def f32_bits(x) -> str:
     return hex(int(np.float32(x).view(np.uint32)))
 
 
-def _parse_int(token: str) -> int:
+def _parse_int(token: str, low: int = IMM_RANGE[0]) -> int:
+    """An integer immediate (decimal or 0x hex) in ``[low, 2^32)``."""
     t = token.strip().replace("_", "")
-    return int(t, 0)
+    value = int(t, 0)
+    if not low <= value < IMM_RANGE[1]:
+        raise ValueError(f"{token!r} does not fit in 32 bits" if low < 0 else
+                         f"{token!r} must be an integer in [{low}, 2**32)")
+    return value
 
 
 def _split_operands(text: str) -> list[str]:
@@ -142,7 +151,7 @@ def _operand(kind: str, token: str):
             if m.group(1) != kind[0]:
                 raise ValueError(f"expected a {kind[0]} register or an immediate, got {token!r}")
             return (kind[0], int(m.group(2)))
-        return ("imm", _parse_int(token))
+        return ("imm", _parse_int(token, 0 if kind == "vai" else IMM_RANGE[0]))
     if kind == "imm":
         return ("imm", _parse_int(token))
     if kind == "num":
@@ -165,7 +174,8 @@ def _operand(kind: str, token: str):
 def parse_op(text: str, line: int = 0) -> Op:
     """Parse one op (no ``;``)."""
     text = text.strip()
-    head, _, rest = text.partition(" ")
+    head, *rest = text.split(None, 1)
+    rest = rest[0] if rest else ""
     name = head.lower()
     spec = SPECS.get(name)
     if spec is None:
@@ -319,9 +329,9 @@ def _resolve_labels(entries, labels):
                 if label not in labels:
                     raise AssemblyError(op.line, op.text, f"undefined label {label!r}")
                 target = labels[label]
-                to_own_endloop = (target < len(entries) and entries[target].kind == "endloop"
-                                  and nest[pc] and nest[pc][-1] == entries[target].start)
-                if nest[target] != nest[pc] and not to_own_endloop:
+                at_endloop = target < len(entries) and entries[target].kind == "endloop"
+                to_own_endloop = at_endloop and nest[pc] and nest[pc][-1] == entries[target].start
+                if (nest[target] != nest[pc] or at_endloop) and not to_own_endloop:
                     raise AssemblyError(op.line, op.text, f"branch to {label!r} crosses a "
                                         "hardware-loop boundary")
                 op = Op(op.name, op.operands[:-1] + (("label", label, target),), op.line,

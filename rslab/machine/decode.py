@@ -114,7 +114,7 @@ class Decoder:
         return reg[1] if reg[0] == "v" else self.scalar_base + reg[1]
 
     def fail(self, message, pc, text=""):
-        raise MachineError(message, pc, None, text)
+        raise MachineError(message, pc, None, text, self.program.entries[pc].line)
 
     def check_regs(self, pc, op):
         """Every register an op names exists on this machine."""
@@ -263,5 +263,5 @@ class Decoder:
             return LoopEntry(-1, value, e.end)
         if value >= self.ns:
             self.fail(f"unknown register s{value}: the machine has {self.ns} scalar registers",
-                      pc)
+                      pc, e.text)
         return LoopEntry(self.scalar_base + value, value, e.end)

@@ -50,7 +50,10 @@ from rslab.machine.stalls import BANK, BRANCH, CAUSES, DMA, FULL, HOLD, RAW, WAI
 from rslab.machine.trace import Trace, summary
 from rslab.machine.units import MASK32, Context, OpFault
 
-DEFAULT_MAX_BUNDLES = 20_000_000
+DEFAULT_MAX_STEPS = 2_000_000
+"""Steps (bundles issued plus ``loop``/``endloop`` directives executed) before ``simulate`` stops
+a run with a ``MachineError``: a few seconds for ``a: jmp a``, three times the sampler's largest
+program (see the machine chapter)."""
 
 
 class Run:
@@ -137,43 +140,52 @@ def _scalar_word(value, name):
 
 
 
+def _register_items(values, name, count):
+    """The ``{index: value}`` items of ``sregs``/``vregs``, each index a register of the machine."""
+    if values is None:
+        return []
+    if not isinstance(values, dict):
+        raise ValueError(f"{name} must be a dict {{index: value}}, got {type(values).__name__}")
+    for i in values:
+        if isinstance(i, bool) or not isinstance(i, (int, np.integer)) or not 0 <= i < count:
+            raise ValueError(f"{name}: register {name[0]}{i} does not exist (0..{count - 1})")
+    return list(values.items())
+
+
 def _initial_registers(config, n_scratch, vregs, sregs):
     """The vector rows (uint32) and scalar list, with the given initial values."""
     L = config.lanes
     R = np.zeros((config.vregs + n_scratch, L), dtype=np.uint32)
     S = [0] * (config.sregs + n_scratch)
-    for i, value in (vregs or {}).items():
-        if not 0 <= i < config.vregs:
-            raise ValueError(f"vregs: register v{i} does not exist")
+    for i, value in _register_items(vregs, "vregs", config.vregs):
         words = np.ascontiguousarray(np.asarray(value)).reshape(-1)
-        if words.dtype.itemsize != 4 or words.size != L:
-            raise ValueError(f"vregs[{i}] must hold {L} four-byte elements")
+        if words.dtype.kind not in "uif" or words.dtype.itemsize != 4 or words.size != L:
+            raise ValueError(f"vregs[{i}] must hold {L} four-byte numbers")
         R[i] = words.view(np.uint32)
-    for i, value in (sregs or {}).items():
-        if not 0 <= i < config.sregs:
-            raise ValueError(f"sregs: register s{i} does not exist")
+    for i, value in _register_items(sregs, "sregs", config.sregs):
         S[i] = _scalar_word(value, f"sregs[{i}]")
     return R, S
 
 
 def simulate(program: Program, config: MachineConfig | None = None, vmem=None, hbm=None,
              trace: bool = False, *, sregs=None, vregs=None,
-             max_bundles: int = DEFAULT_MAX_BUNDLES) -> Run:
+             max_steps: int = DEFAULT_MAX_STEPS) -> Run:
     """Run ``program`` and return a ``Run``.
 
     ``vmem``/``hbm``: ``None``, an array placed at byte 0, or ``{byte_address: array}``
     (any dtype; raw bytes are copied). HBM is just large enough for its data.
     ``sregs``/``vregs``: optional initial registers ``{index: value}`` (scalars: int or
     float; vectors: 128 four-byte elements). ``trace=True`` records the trace.
-    ``max_bundles`` stops runaway programs with a ``MachineError``.
+    ``max_steps`` (bundles issued plus loop directives executed) stops runaway programs with a
+    ``MachineError``; every run ends or raises within it.
     """
     if not isinstance(program, Program):
         raise ValueError(f"program must be a Program (from assemble), got {type(program).__name__}")
     config = MachineConfig() if config is None else config
     if not isinstance(config, MachineConfig):
         raise ValueError(f"config must be a MachineConfig, got {type(config).__name__}")
-    if not isinstance(max_bundles, int) or max_bundles < 1:
-        raise ValueError(f"max_bundles must be a positive integer, got {max_bundles!r}")
+    if isinstance(max_steps, bool) or not isinstance(max_steps, int) or max_steps < 1:
+        raise ValueError(f"max_steps must be a positive integer, got {max_steps!r}")
     n_scratch = sum(config.slots.values()) + 2
     R, S = _initial_registers(config, n_scratch, vregs, sregs)
     M = build_memory(vmem, config.vmem_bytes, "vmem")
@@ -182,7 +194,7 @@ def simulate(program: Program, config: MachineConfig | None = None, vmem=None, h
     compiled, infos, uses = Decoder(program, config, ctx, n_scratch).decode()
     core = _Core(program, config, ctx, compiled, n_scratch, trace)
     with np.errstate(all="ignore"):
-        core.execute(max_bundles)
+        core.execute(max_steps)
     counts = core.counts
     ops = sum(c * len(s) for c, s in zip(counts, infos, strict=False))
     slot_use = dict.fromkeys(config.slots, 0)
@@ -226,6 +238,13 @@ class _Core:
         self.records = [] if tracing else None
         self.dma_events = [] if tracing else None
         self.t = self.bundles = 0
+        self.limit = 0  # bundles allowed: max_steps less the loop directives executed so far
+
+    def error(self, message: str, pc: int, cycle, text: str | None = None) -> MachineError:
+        """A ``MachineError`` naming the source line, pc and op text of entry ``pc``."""
+        entry = self.program.entries[pc] if pc < len(self.program.entries) else None
+        return MachineError(message, pc, cycle, entry.text if text is None and entry else
+                            text or "", entry.line if entry else None)
 
     # -------------------------------------------------------------- the constraints
     def _wait_operands(self, b: CompiledBundle) -> int:
@@ -253,16 +272,14 @@ class _Core:
         if need <= 0:
             return 0
         if need > len(credits):
-            raise MachineError(f"SFU FIFO overflow: push into a full FIFO (depth {depth}) that "
-                               "no earlier pop frees; the in-order core would deadlock",
-                               pc, t, self.program.entries[pc].text)
+            raise self.error(f"SFU FIFO overflow: push into a full FIFO (depth {depth}) that "
+                             "no earlier pop frees; the in-order core would deadlock", pc, t)
         return credits[need - 1]
 
     def _wait_fifo_head(self, b: CompiledBundle, t: int, pc: int) -> int:
         """sfu-wait: the results the pops take have left the SFU."""
         if len(self.fifo) < len(b.pops):
-            raise MachineError("vpop on an empty SFU FIFO with nothing in flight (deadlock)",
-                               pc, t, self.program.entries[pc].text)
+            raise self.error("vpop on an empty SFU FIFO with nothing in flight (deadlock)", pc, t)
         return self.fifo[len(b.pops) - 1][0]
 
     def _wait_dma(self, b: CompiledBundle) -> int:
@@ -345,8 +362,9 @@ class _Core:
                 self.dma_events.append((pc, t, start, done, n, tag))
 
     # -------------------------------------------------------------- the loop
-    def execute(self, max_bundles: int):
+    def execute(self, max_steps: int):
         """Run from pc 0 to ``halt`` (or the end); ``self.t`` ends as the halt cycle."""
+        self.max_steps = self.limit = max_steps
         compiled, n_entries = self.compiled, len(self.compiled)
         issue_cycle, issue = self.issue_cycle, self._issue
         pc = base = floor = 0
@@ -357,7 +375,7 @@ class _Core:
                 if type(e) is CompiledBundle:
                     t, cause = issue_cycle(e, pc, floor, fcause)
                     self.t = t
-                    pc, floor, fcause = issue(e, pc, t, base, cause, max_bundles)
+                    pc, floor, fcause = issue(e, pc, t, base, cause)
                     base = t + 1
                 elif type(e) is LoopEntry:
                     pc, floor, fcause = self._enter_loop(e, pc, floor, fcause)
@@ -367,9 +385,9 @@ class _Core:
                     self._halt(min(pc, n_entries), floor, base, fcause)
                     return
         except OpFault as fault:
-            raise MachineError(fault.message, pc, self.t, fault.text) from None
+            raise self.error(fault.message, pc, self.t, fault.text) from None
 
-    def _issue(self, b, pc, t, base, cause, max_bundles):
+    def _issue(self, b, pc, t, base, cause):
         """Issue ``b`` at ``t``: charge its stall, run its ops; returns (next pc, floor, cause)."""
         if t > base:
             self.stalls[cause] += t - base
@@ -395,15 +413,15 @@ class _Core:
         if self.records is not None:
             self.records.append((t, pc, t - base, cause if t > base else -1,
                                  tuple(s[2] for s in self.stack)))
-        if self.bundles >= max_bundles:
-            raise MachineError(f"bundle limit {max_bundles} reached (endless loop?)",
-                               pc, t, self.program.entries[pc].text)
+        if self.bundles >= self.limit:
+            self._out_of_steps(pc, t)
         if taken:
             return b.branch[2], t + 1 + self.config.branch_penalty, BRANCH
         return pc + 1, t + 1, -1
 
     def _enter_loop(self, e: LoopEntry, pc, floor, fcause):
         """``loop``: read the count (waiting for its register), skip or push the loop."""
+        self._step(pc, floor)
         n = e.count
         if e.count_id >= 0:
             n = self.ctx.S[e.count]
@@ -412,20 +430,31 @@ class _Core:
         if n == 0:
             return e.end + 1, floor, fcause
         if len(self.stack) >= self.config.loop_depth:
-            raise MachineError(f"hardware loops nested deeper than loop_depth = "
-                               f"{self.config.loop_depth}", pc, floor,
-                               self.program.entries[pc].text)
+            raise self.error(f"hardware loops nested deeper than loop_depth = "
+                             f"{self.config.loop_depth}", pc, floor)
         self.stack.append([pc + 1, n, 0])
         return pc + 1, floor, fcause
 
     def _end_loop(self, pc):
         """``endloop``: the next iteration, or leave the loop."""
+        self._step(pc, self.t)
         top = self.stack[-1]
         top[2] += 1
         if top[2] < top[1]:
             return top[0]
         self.stack.pop()
         return pc + 1
+
+    def _step(self, pc, cycle):
+        """A loop directive executed: one step of the budget (it issues no bundle)."""
+        self.limit -= 1
+        if self.bundles >= self.limit:
+            self._out_of_steps(pc, cycle)
+
+    def _out_of_steps(self, pc, cycle):
+        raise self.error(f"step limit reached: {self.max_steps} steps (bundles and loop "
+                         "directives) without reaching halt (an endless loop? raise max_steps)",
+                         pc, cycle)
 
     def _halt(self, pc, floor, base, fcause):
         """``halt`` takes no slot; it issues when the in-order constraints allow."""

@@ -48,9 +48,7 @@ def _cmp(fn, fa, fb, rd):
 def _shift(left, ra, b, rd, R):
     op = np.left_shift if left else np.right_shift
     if b[0] == "imm":
-        amount = b[1]
-        if amount < 0:
-            raise ValueError("shift amount must be non-negative")
+        amount = b[1]  # the assembler keeps shift immediates in [0, 2^32)
         if amount >= 32:
             return lambda: rd.fill(0)
         amount = np.uint32(amount)

@@ -67,6 +67,15 @@ def _as_f32(x, name="x") -> np.ndarray:
     return arr
 
 
+def _check_int(name, value, low, high, span=""):
+    """``value`` is an integer (not a bool) in ``[low, high]`` (``span``: that range in words);
+    else ValueError naming it."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) \
+            or not low <= value <= high:
+        raise ValueError(f"{name} must be an integer in {low}..{high}"
+                         + (f" ({span})" if span else "") + f", got {value!r}")
+
+
 def _remez(f, lo: float, hi: float, degree: int, grid: int = 4097, iters: int = 12) -> np.ndarray:
     """Minimax polynomial of ``degree`` for ``f`` on ``[lo, hi]`` in the variable ``s = x − lo``.
 
@@ -151,14 +160,10 @@ class FastLog2:
     """If set, the per-binade variant: fraction rounded to ``2^-bits`` before adding ``e``."""
 
     def __post_init__(self):
-        if not 1 <= self.index_bits <= 12:
-            raise ValueError(f"index_bits must be in 1..12, got {self.index_bits}")
-        if self.degree not in (1, 2):
-            raise ValueError(f"degree must be 1 or 2, got {self.degree}")
+        _check_int("index_bits", self.index_bits, 1, 12)
+        _check_int("degree", self.degree, 1, 2)
         for name in ("c0_bits", "c1_bits", "c2_bits", "square_bits", "product_bits"):
-            v = getattr(self, name)
-            if not isinstance(v, (int, np.integer)) or not 4 <= v <= 40:
-                raise ValueError(f"{name} must be an integer in 4..40, got {v!r}")
+            _check_int(name, getattr(self, name), 4, 40)
         if self.c0_bits > self.product_bits:
             raise ValueError("c0_bits must not exceed product_bits")
         if self.square_bits > 2 * _MANT_BITS:
@@ -169,11 +174,13 @@ class FastLog2:
             raise ValueError(f"product_rounding must be one of {_ROUNDINGS}")
         if self.output_rounding not in _OUTPUT_ROUNDINGS:
             raise ValueError(f"output_rounding must be one of {_OUTPUT_ROUNDINGS}")
-        if not (np.isfinite(self.zero_threshold) and 0 <= self.zero_threshold < 1):
-            raise ValueError(f"zero_threshold must be in [0, 1), got {self.zero_threshold}")
-        ofb = self.output_fraction_bits
-        if ofb is not None and not 1 <= ofb <= self.product_bits:
-            raise ValueError(f"output_fraction_bits must be None or in 1..product_bits, got {ofb}")
+        thr = self.zero_threshold
+        if isinstance(thr, bool) or not isinstance(thr, (int, float, np.integer, np.floating)) \
+                or not 0 <= thr < 1:
+            raise ValueError(f"zero_threshold must be a number in [0, 1), got {thr!r}")
+        if self.output_fraction_bits is not None:
+            _check_int("output_fraction_bits", self.output_fraction_bits, 1, self.product_bits,
+                       "1..product_bits")
 
     def replace(self, **changes) -> FastLog2:
         """A copy with some fields changed."""
@@ -339,6 +346,14 @@ class FastExp2:
     index_bits: int = 6
     coeff_bits: int = 28
     product_bits: int = 28
+
+    def __post_init__(self):
+        # C0 is shifted left by product_bits − coeff_bits and the products right by
+        # coeff_bits + 26 − product_bits: both shifts must be non-negative, and C1·d must fit int64
+        _check_int("index_bits", self.index_bits, 1, 12)
+        _check_int("coeff_bits", self.coeff_bits, 8, 36)
+        _check_int("product_bits", self.product_bits, self.coeff_bits, self.coeff_bits + 26,
+                   "coeff_bits..coeff_bits + 26")
 
     def __call__(self, x) -> np.ndarray:
         x = _as_f32(x)

@@ -26,7 +26,7 @@ import re
 import numpy as np
 
 from rslab.numerics.fastlog import DEFAULT_FASTLOG2, FastLog2, precise_log2
-from rslab.numerics.rng import all_uniforms
+from rslab.numerics.rng import UNIFORM_BITS, all_uniforms, uniform_from_index
 
 SCALE_GRID_BITS = 10
 """The first-layer scale ``c`` is a multiple of ``2^-SCALE_GRID_BITS`` (a short constant)."""
@@ -68,7 +68,7 @@ def second_layer_parts(t, divisor: float | None, log2: FastLog2):
 
     ``divisor=None`` is the plain second log (tk = t, g = −fl(t)). All float32.
     """
-    with np.errstate(invalid="ignore", divide="ignore"):
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
         if divisor is None:
             l2 = log2(t)
             return t, l2, -l2
@@ -172,6 +172,30 @@ def parse_divisor(name: str) -> float | None:
     return k
 
 
+@functools.lru_cache(maxsize=64)
+def check_divisor(k: float, log2: FastLog2 = DEFAULT_FASTLOG2) -> None:
+    """ValueError unless ``div(k)`` gives finite noise at the extreme lattice uniforms.
+
+    The core uses ``k`` as a float32 constant; ``t/k`` must be a normal float32 (the fast log
+    flushes subnormals to 0, so ``g`` would be +inf) and finite, for the first layer's whole
+    range of ``t`` (largest at the smallest uniform, smallest among the largest ones).
+    """
+    lattice = 2**UNIFORM_BITS
+    u = uniform_from_index(np.r_[0, np.arange(lattice - SCALE_CHECK_POINTS, lattice)])
+    first = NoisePipeline("first layer", log2, None, scaled=True).trace(u)["t"]
+    with np.errstate(over="ignore"):
+        k32 = np.float32(k)
+        g = second_layer(first, k, log2)
+    if np.isfinite(k32) and k32 > 0 and np.isfinite(g).all():
+        return
+    t_min, t_max = float(first.min()), float(first.max())
+    low = t_max / float(np.finfo(np.float32).max)
+    high = t_min / float(np.finfo(np.float32).tiny)
+    raise ValueError(f"divisor {k:g} (float32 {k32}) gives non-finite noise: t/k must be a "
+                     f"normal float32 for t in [{t_min:.3g}, {t_max:.3g}], so k must lie in "
+                     f"about [{low:.3g}, {high:.3g}]")
+
+
 def get_noise(name: str, *, log2: FastLog2 | None = None) -> NoisePipeline:
     """The pipeline named ``naive``, ``scaled``, ``div8``, ``div14``, ``div(<float>)``,
     ``precise`` (float64 reference) or ``exact`` (precise float32 logs), using ``log2``
@@ -192,6 +216,10 @@ def get_noise(name: str, *, log2: FastLog2 | None = None) -> NoisePipeline:
         return NoisePipeline("scaled", fl, None, scaled=True)
     k = parse_divisor(key)
     if k is not None:
+        try:
+            check_divisor(k, fl)
+        except ValueError as exc:
+            raise ValueError(f"noise name {name!r}: {exc}") from None
         label = f"div{int(k)}" if k == int(k) else f"div({k:g})"
         return NoisePipeline(label, fl, k, scaled=True)
     raise ValueError(

@@ -361,6 +361,8 @@ def _check_processes(processes) -> int:
 
 
 def _check_seeds(seeds) -> list[int]:
+    if isinstance(seeds, (str, bytes)) or not hasattr(seeds, "__iter__"):
+        raise ValueError(f"seeds must be a sequence of integers, got {seeds!r}")
     seeds = [_check_seed(s) for s in seeds]
     if not seeds:
         raise ValueError("seeds must not be empty")

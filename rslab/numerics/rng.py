@@ -75,7 +75,7 @@ def philox4x32(counter, key, rounds: int = 10) -> np.ndarray:
 
 def mix32(x) -> np.ndarray:
     """A 32-bit avalanche hash (xor-shift and odd multiplies), the hardware RNG's core."""
-    return mix32_inplace(np.asarray(x, dtype=np.uint32).copy())
+    return mix32_inplace(_as_u32(x, "x").copy())
 
 
 def mix32_inplace(x: np.ndarray) -> np.ndarray:
@@ -98,7 +98,12 @@ def hw_random_words(key, counter) -> np.ndarray:
 
 def uniform_from_index(k) -> np.ndarray:
     """The uniform for lattice index k ∈ [0, 2^24): float32_rtz((k + ½) · 2^-24)."""
-    k = np.asarray(k, dtype=np.int64)
+    k = np.asarray(k)
+    if k.dtype.kind not in "ui":
+        raise ValueError(f"k must be integer lattice indices, got dtype {k.dtype}")
+    if k.size and (k.min() < 0 or k.max() >= 2**UNIFORM_BITS):
+        raise ValueError(f"k must lie in [0, 2**{UNIFORM_BITS}), got [{k.min()}, {k.max()}]")
+    k = k.astype(np.int64)
     half = np.where(k < 2 ** (UNIFORM_BITS - 1), 0.5, 0.0)
     return ((k + half) * 2.0**-UNIFORM_BITS).astype(np.float32)
 

@@ -23,6 +23,7 @@ import csv
 import functools
 import json
 import math
+import os
 import time
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -55,8 +56,13 @@ def divisor_name(k: float) -> str:
     return get_noise(f"div({float(k)!r})").name
 
 
+MAX_GRID_POINTS = 1024
+"""Most divisors an exact grid may hold (each costs one pass over the 2^24 lattice, ≈ 1 s)."""
+
+
 def check_divisors(divisors) -> tuple[float, ...]:
-    """Divisors as floats; each must be positive, finite and exactly representable in float32."""
+    """Divisors as floats; each positive and finite, distinct as the float32 constant the core
+    uses, and giving finite noise at every lattice uniform (``get_noise`` checks that)."""
     out = []
     for k in divisors:
         if isinstance(k, bool) or not isinstance(k, (int, float, np.integer, np.floating)):
@@ -68,16 +74,23 @@ def check_divisors(divisors) -> tuple[float, ...]:
     if not out:
         raise ValueError("need at least one divisor")
     names = [divisor_name(k) for k in out]
-    if len(set(names)) != len(names):
-        raise ValueError(f"divisors must be distinct, got {out}")
+    if len(set(names)) != len(names) or len(set(np.float32(out).tolist())) != len(out):
+        raise ValueError(f"divisors must be distinct (as float32 values), got {out}")
     return tuple(out)
 
 
 def fine_grid(lo: float = 2.0, hi: float = 16.0, step: float = 1 / 16) -> list[float]:
-    """Divisors lo, lo + step, …, hi (a step that is a power of two keeps them exact)."""
-    if not (0 < lo < hi and step > 0):
-        raise ValueError(f"need 0 < lo < hi and step > 0, got lo={lo}, hi={hi}, step={step}")
-    return [float(x) for x in lo + step * np.arange(int(round((hi - lo) / step)) + 1)]
+    """Divisors lo, lo + step, …, hi (a step that is a power of two keeps them exact); at most
+    ``MAX_GRID_POINTS`` of them."""
+    if not (math.isfinite(lo) and math.isfinite(hi) and math.isfinite(step)
+            and 0 < lo < hi and step > 0):
+        raise ValueError(f"need finite 0 < lo < hi and step > 0, got lo={lo}, hi={hi}, "
+                         f"step={step}")
+    points = round((hi - lo) / step) + 1
+    if points > MAX_GRID_POINTS:
+        raise ValueError(f"the grid lo={lo}:hi={hi}:step={step} has {points:.4g} divisors, more "
+                         f"than {MAX_GRID_POINTS}: use a larger step")
+    return [float(x) for x in lo + step * np.arange(points)]
 
 
 def pareto_front(a, b) -> np.ndarray:
@@ -89,6 +102,25 @@ def pareto_front(a, b) -> np.ndarray:
     dominated = ((a[None, :] <= a[:, None]) & (b[None, :] <= b[:, None])
                  & ((a[None, :] < a[:, None]) | (b[None, :] < b[:, None])))
     return ~dominated.any(axis=1)
+
+
+def output_paths(path) -> tuple[Path, Path]:
+    """``<path>.json`` and ``<path>.csv``, their folder created; ValueError if it cannot be, or
+    cannot be written (checked before a search, not after it)."""
+    path = Path(path)
+    stem = path.with_suffix("") if path.suffix in (".json", ".csv") else path
+    try:
+        stem.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ValueError(f"output: cannot create the folder {str(stem.parent)!r}: "
+                         f"{exc.strerror}") from None
+    if not os.access(stem.parent, os.W_OK):
+        raise ValueError(f"output: the folder {str(stem.parent)!r} is not writable")
+    paths = stem.with_suffix(".json"), stem.with_suffix(".csv")
+    for p in paths:
+        if p.is_dir():
+            raise ValueError(f"output: {str(p)!r} is a folder")
+    return paths
 
 
 @dataclass(frozen=True)
@@ -283,10 +315,7 @@ class SearchResult:
 
     def write(self, path) -> tuple[Path, Path]:
         """Write ``<path>.json`` (everything) and ``<path>.csv`` (a row per stage and candidate)."""
-        path = Path(path)
-        stem = path.with_suffix("") if path.suffix in (".json", ".csv") else path
-        stem.parent.mkdir(parents=True, exist_ok=True)
-        json_path, csv_path = stem.with_suffix(".json"), stem.with_suffix(".csv")
+        json_path, csv_path = output_paths(path)
         json_path.write_text(json.dumps(_plain(self.to_dict()), indent=2) + "\n")
         cols = ["stage", "name", "divisor", "seeds", "samples", "mean_ks", "chi2", "chi2_p",
                 "lam", "exact_ks", "expected_chi2", "ks_change_pct", "chi2_change_pct",

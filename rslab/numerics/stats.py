@@ -115,6 +115,8 @@ def chi2_from_counts(counts, probs=None) -> TestResult:
     c = np.asarray(counts)
     if c.ndim != 1 or c.size < 2 or c.dtype.kind not in "iu":
         raise ValueError("counts must be a 1-D integer array with at least 2 bins")
+    if (c < 0).any():
+        raise ValueError(f"counts must be non-negative, got {c.min()} in bin {int(np.argmin(c))}")
     n = int(c.sum())
     _check_n(n, "total count")
     q = np.full(c.size, 1.0 / c.size) if probs is None else np.asarray(probs, np.float64)
@@ -137,7 +139,12 @@ def ks_from_counts(values, counts, total: int | None = None) -> float:
         raise ValueError("values contain NaN")
     order = np.argsort(v, kind="stable")
     v, c = v[order], c[order]
-    n = int(c.sum()) if total is None else int(total)
+    n = int(c.sum())
+    if total is not None:
+        _check_n(total, "total")
+        if total < n:
+            raise ValueError(f"total ({total}) must be at least the sum of counts ({n})")
+        n = int(total)
     _check_n(n, "total count")
     cum = np.cumsum(c)
     f = gumbel2_cdf(v)

@@ -1,10 +1,11 @@
 """Iterative modulo scheduling (Rau 1994) and the check of a modulo schedule.
 
 :func:`modulo_schedule` runs iterative modulo scheduling from II = MII upward
-(height-based priority, eviction under a budget) with the modulo reservation
-table, the SFU FIFO order (results are popped in push order) and depth as
-extra constraints; :func:`check_schedule` verifies every constraint of a
-:class:`Schedule`, however it was found.
+(height-based priority, eviction under a budget; when the budget runs out, once more
+with the ops of the tight recurrences first) with the modulo reservation table, the
+SFU FIFO order (results are popped in push order) and depth as extra constraints;
+:func:`check_schedule` verifies every constraint of a :class:`Schedule`, however it was
+found.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rslab.schedule.body import Graph, build_graph
-from rslab.schedule.bounds import Bounds, analyse
+from rslab.schedule.bounds import Bounds, analyse, elementary_circuits
 from rslab.schedule.model import SlotModel, slot_of
 
 
@@ -125,9 +126,10 @@ def fifo_order_ok(pairs, ii: int) -> bool:
 class _IMS:
     """Rau's iterative modulo scheduler at one II."""
 
-    def __init__(self, graph: Graph, ii: int, reserved: dict):
+    def __init__(self, graph: Graph, ii: int, reserved: dict, first=frozenset()):
         self.g, self.ii = graph, ii
         self.reserved = reserved  # resource -> {row: units taken}
+        self.first = first  # ops scheduled before all others (then by height)
         self.preds = {i: [] for i in range(graph.n)}
         self.succs = {i: [] for i in range(graph.n)}
         for e in graph.edges:
@@ -179,16 +181,21 @@ class _IMS:
     def _fifo_conflicts(self, k, t, times, *, depth_error=False):
         """Pops whose order conflicts with op k at t; a depth overflow gives a pseudo-victim
         (or raises ``_Infeasible`` when ``depth_error``)."""
-        if k not in self.partner or times[self.partner[k]] is None:
+        if k not in self.partner:
             return set()
-        pk = self.partner[k]
-        mine = (t, times[pk]) if self.g.ops[k].is_push else (times[pk], t)
         bad = set()
+        if self.g.ops[k].is_push:  # two pushes in one row: the order of their results is lost
+            bad |= {x for p, q in self.g.fifo_pairs if p != k and times[p] is not None
+                    and (t - times[p]) % self.ii == 0 for x in (p, q)}
+        pk = self.partner[k]
+        if times[pk] is None:
+            return bad
+        mine = (t, times[pk]) if self.g.ops[k].is_push else (times[pk], t)
         complete = [(p, q) for p, q in self.g.fifo_pairs
                     if p != k and q != k and times[p] is not None and times[q] is not None]
         for p, q in complete:
             if not fifo_order_ok([mine, (times[p], times[q])], self.ii):
-                bad.add(q)
+                bad |= {p, q}  # two pushes in one row conflict as much as two pops
         others = [(times[p], times[q]) for p, q in complete] + [mine]
         if _fifo_occupancy_pairs(others, self.ii, self.g.model.latency["pop"]) > \
                 self.g.model.fifo_depth:
@@ -205,20 +212,17 @@ class _IMS:
         unscheduled = set(range(n))
         while unscheduled:
             if budget <= 0:
-                raise _Infeasible("budget exhausted")
+                raise _Infeasible(BUDGET)
             budget -= 1
-            k = max(unscheduled, key=lambda i: (self.height[i], -i))
-            estart = 0
-            for e in self.preds[k]:
-                if times[e.src] is not None:
-                    estart = max(estart, times[e.src] + e.latency - e.distance * self.ii)
-            chosen = None
-            for t in range(estart, estart + self.ii):
-                if self._resource_conflicts(k, t, mrt) == set() and \
-                        not self._fifo_conflicts(k, t, times):
-                    chosen = t
-                    break
+            k = max(unscheduled, key=lambda i: (i in self.first, self.height[i], -i))
+            estart, lstart = self._window(k, times)
+            # A free row inside the window the placed successors allow (leaving it evicts a
+            # successor, which then evicts this op back: a pinned accumulator and its reader
+            # ping-pong so), or from estart on when the window is empty.
+            last_t = min(estart + self.ii - 1, lstart) if lstart >= estart else estart + self.ii - 1
+            chosen = self._free_slot(k, estart, last_t, times, mrt)
             if chosen is None:
+                # Rau's rule: never the same slot twice in a row (it may leave the window)
                 chosen = estart if last[k] is None or estart > last[k] else last[k] + 1
                 victims = self._resource_conflicts(k, chosen, mrt)
                 for _ in range(self.ii):
@@ -245,6 +249,28 @@ class _IMS:
                     self._unplace(p, times, mrt, unscheduled)
         return times
 
+    def _free_slot(self, k, first, last, times, mrt):
+        """The first cycle in [first, last] where op k needs no eviction, or None."""
+        for t in range(first, int(last) + 1):
+            if self._resource_conflicts(k, t, mrt) == set() and \
+                    not self._fifo_conflicts(k, t, times):
+                return t
+        return None
+
+    def _window(self, k, times) -> tuple[int, int]:
+        """(earliest, latest) issue cycle of op k that the placed predecessors and successors
+        allow (latest may be below earliest: then some neighbour has to move)."""
+        early = [times[e.src] + e.latency - e.distance * self.ii for e in self.preds[k]
+                 if e.src != k and times[e.src] is not None]
+        late = [times[e.dst] - e.latency + e.distance * self.ii for e in self.succs[k]
+                if e.dst != k and times[e.dst] is not None]
+        lstart = min(late, default=float("inf"))
+        if early:
+            return max(0, *early), lstart
+        # only successors placed: the II cycles up to the latest (negative times are shifted
+        # away by ``_normalise``)
+        return (0, lstart) if not late else (lstart - self.ii + 1, lstart)
+
     def _place(self, k, t, times, mrt, unscheduled):
         times[k] = t
         unscheduled.discard(k)
@@ -270,6 +296,37 @@ def _fifo_occupancy_pairs(pairs, ii, pop_latency):
 
 class _Infeasible(Exception):
     pass
+
+
+BUDGET = "budget exhausted"
+
+
+def tight_recurrences(graph: Graph, ii: int) -> frozenset:
+    """The ops on dependence circuits with less than one II of slack at ``ii``
+    (distance·II − delay < II): their windows are narrower than the II."""
+    try:
+        circuits = elementary_circuits(graph)
+    except ValueError:  # too many to enumerate: no retry
+        return frozenset()
+    return frozenset(e.src for c in circuits
+                     if (sum(e.distance for e in c) - 1) * ii < sum(e.latency for e in c)
+                     for e in c)
+
+
+def _schedule_at(graph, ii, reserved, budget):
+    """Issue cycles at ``ii`` by height; if the budget runs out, again with the ops of the tight
+    recurrences first (ops whose window is a single cycle, like a pinned accumulator and its
+    reader, then find a row with room before the other ops fill it)."""
+    try:
+        return _IMS(graph, ii, reserved).run(budget)
+    except _Infeasible as exc:
+        first = tight_recurrences(graph, ii) if str(exc) == BUDGET else frozenset()
+        if not first:
+            raise
+    try:
+        return _IMS(graph, ii, reserved, first).run(budget)
+    except _Infeasible as exc:
+        raise _Infeasible(f"{exc} (also with the tight recurrences first)") from None
 
 
 def _normalise(times, ii):
@@ -301,7 +358,7 @@ def modulo_schedule(body_or_graph, model: SlotModel | None = None, *, max_ii: in
     for ii in range(start, max_ii + 1):
         reserved = {"scalar": {ii - 1 - j: 1 for j in range(reserve_scalar)}}
         try:
-            times = _normalise(_IMS(graph, ii, reserved).run(budget_ratio * graph.n), ii)
+            times = _normalise(_schedule_at(graph, ii, reserved, budget_ratio * graph.n), ii)
         except _Infeasible as exc:
             attempts[ii] = str(exc)
             continue
