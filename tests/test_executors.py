@@ -6,7 +6,7 @@ import pytest
 
 from rslab import executors as ex
 from rslab.numerics import montecarlo as mc
-from rslab.numerics import search
+from rslab.numerics import search, sweep
 from rslab.numerics.gumbel import get_noise
 
 distributed = pytest.importorskip("distributed")
@@ -91,3 +91,12 @@ def test_bad_worker_counts_are_value_errors(bad):
 def test_an_unreachable_scheduler_is_a_value_error():
     with pytest.raises(ValueError, match="cannot reach the scheduler at tcp://127.0.0.1:9"):
         ex.DaskExecutor("tcp://127.0.0.1:9", timeout=2)
+
+
+def test_the_sweep_on_dask_equals_the_sweep_on_one_process(dask_local):
+    config = sweep.sweep_config("quick", axes={"c1_bits": (9,)}, divisors=(8.0, 14.0))
+    serial = sweep.run_sweep(config, executor=ex.Serial(), progress=False)
+    remote = sweep.run_sweep(config, executor=dask_local, progress=False)
+    assert remote.rows == serial.rows and remote.best == serial.best
+    assert remote.backend == "dask" and remote.workers == 2
+    assert np.isfinite(remote.points_per_second_per_core)

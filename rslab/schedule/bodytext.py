@@ -29,7 +29,7 @@ import re
 from dataclasses import dataclass, field
 
 from rslab.schedule.body import Addr, Op, Use, build_graph
-from rslab.schedule.model import SlotModel
+from rslab.schedule.model import SlotModel, slot_of
 
 _NAME = r"@?[A-Za-z_][\w.]*"
 _OP = re.compile(rf"^(?:({_NAME})\s*=\s*)?([a-z][\w.]*)\b\s*(.*)$")
@@ -108,6 +108,7 @@ def _op(text: str, defined: dict, index: int, all_values: set) -> Op:
     if not m:
         raise ValueError("expected VALUE = OPCODE SOURCES or OPCODE SOURCES")
     dst, opcode, rest = m.group(1), m.group(2), m.group(3)
+    slot_of(opcode)
     srcs, addr = [], None
     for token in _split_operands(rest):
         if token.startswith("["):
@@ -207,14 +208,23 @@ def parse_body(text: str, model: SlotModel | None = None) -> LoopBody:
     return body
 
 
+def _culprit(message: str, ops) -> int:
+    """The op a graph error is about: ``body[i]``, else the first value it quotes."""
+    m = re.search(r"body\[(\d+)\]", message)
+    if m:
+        return int(m.group(1))
+    quoted = re.findall(r"'(@?[\w.]+)'", message)
+    by_value = {op.dst: i for i, op in enumerate(ops) if op.dst}
+    return next((by_value[q] for q in quoted if q in by_value), 0)
+
+
 def _check(body: LoopBody, op_lines, model) -> None:
     """The dependence graph builds, and every loop-carried value has a carried register."""
     try:
         graph = build_graph(body.ops, model)
     except ValueError as exc:
-        m = re.search(r"body\[(\d+)\]", str(exc))
-        n, raw, _ = op_lines[int(m.group(1))] if m else op_lines[0]
-        raise BodyError(n, raw, re.sub(r"body\[\d+\]: ", "", str(exc))) from None
+        n, raw, _ = op_lines[_culprit(str(exc), body.ops)]
+        raise BodyError(n, raw, re.sub(r"body(\[\d+\])?: ", "", str(exc))) from None
     carried = {graph.ops[e.src].dst: e.src for e in graph.edges
                if e.kind == "flow" and e.distance > 0}
     for value, src in carried.items():
