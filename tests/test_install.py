@@ -33,8 +33,9 @@ def installed(tmp_path_factory):
     env = base / "env"
     venv.EnvBuilder(with_pip=False).create(env)
     python = env / "bin" / "python"
-    site = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                          capture_output=True, text=True, check=True).stdout.strip()
+    where = "import sysconfig; print(sysconfig.get_paths()['purelib'])"
+    site = subprocess.run([python, "-c", where], capture_output=True, text=True,
+                          check=True).stdout.strip()
     Path(site, "rslab-lock.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
     proc = subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install",
                            "--no-deps", "--no-build-isolation", "--no-index", "--quiet", str(src)],
