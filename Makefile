@@ -2,6 +2,7 @@
 #   make book   the book at RSLAB_SCALE=book (default), executing every page
 #   make test   ruff + pytest (every page at quick) + the book at quick + the browser tests
 #   make lab    Jupyter Lab on book/, chapters open as notebooks (the package's book extra)
+#   make sweep-full  the full design-space sweep on Dask (rslab sweep --scale full)
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
@@ -13,7 +14,7 @@ LAB_SETTINGS := $(VENV)/share/jupyter/lab/settings/overrides.json
 BOOK_EXTRA := $(VENV)/.book-extra
 
 .PHONY: all venv book test lint pytest book-quick browser-test chromium web-assets lab lab-settings \
-        lab-screenshot live-test bench clean
+        lab-screenshot live-test bench sweep-full clean
 
 all: test
 
@@ -81,3 +82,7 @@ bench: $(STAMP)
 
 clean:
 	rm -rf _build
+
+# The full design-space sweep (fast-log designs x divisors, exact), on a Dask LocalCluster.
+sweep-full: $(STAMP)
+	$(BIN)/python -m rslab sweep --scale full --dask local
