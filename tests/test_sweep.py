@@ -60,3 +60,20 @@ def test_the_command_writes_the_table_and_prints_the_throughput(tmp_path):
     bad = subprocess.run(cmd[:4] + ["--axis", "c1_bits=99"], capture_output=True, text=True,
                          timeout=120)
     assert bad.returncode == 2 and "c1_bits must be an integer in 4..40" in bad.stderr
+
+
+def test_the_command_runs_on_a_running_dask_scheduler(tmp_path):
+    distributed = pytest.importorskip("distributed")
+    cmd = [sys.executable, "-m", "rslab", "sweep", "--scale", "quick", "--axis", "c1_bits=9",
+           "--divisors", "8,14", "--no-progress"]
+    serial = subprocess.run(cmd + ["--processes", "1", "--output", str(tmp_path / "one")],
+                            capture_output=True, text=True, timeout=600)
+    assert serial.returncode == 0, serial.stderr
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, host="127.0.0.1",
+                                  dashboard_address=None) as cluster:
+        remote = subprocess.run(cmd + ["--dask", cluster.scheduler_address,
+                                       "--output", str(tmp_path / "two")],
+                                capture_output=True, text=True, timeout=600)
+    assert remote.returncode == 0, remote.stderr
+    one, two = (json.loads((tmp_path / f"{n}.json").read_text()) for n in ("one", "two"))
+    assert one["rows"] == two["rows"] and two["backend"] == "dask" and two["workers"] == 2

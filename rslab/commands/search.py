@@ -117,10 +117,11 @@ def run(args):
     changes = {name: getattr(args, attr) for name, attr in (
         ("divisors", "divisors"), ("screen_seeds", "screen_seeds"),
         ("final_seeds", "final_seeds"), ("samples_per_seed", "samples"),
-        ("finalists", "finalists"), ("grid", "grid"), ("processes", "processes"),
+        ("finalists", "finalists"), ("grid", "grid"),
         ("rng", "rng"), ("chunk", "chunk")) if getattr(args, attr) is not None}
-    config = search_config(scale, **changes)
+    search_config(scale, **changes)  # bad settings fail before any worker starts
     with make_executor(args.processes, args.dask) as executor:
+        config = search_config(scale, processes=executor.workers, **changes)
         result = run_search(config, progress=not args.no_progress, executor=executor)
     json_path, csv_path = result.write(args.output or f"results/search-{scale}")
     if args.json:
