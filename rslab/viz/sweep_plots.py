@@ -29,7 +29,7 @@ def plot_sweep_heatmap(result, samples: float = 1e9):
     ax.set_xticks(range(len(divisors)), [f"{k:g}" for k in divisors])
     ax.set_yticks(range(len(labels)), labels)
     ax.set_xlabel("divisor k of the second log")
-    fig.colorbar(image, ax=ax, label=f"log10(N·λ), N = {samples:.0e}")
+    fig.colorbar(image, ax=ax, label=f"log10(N·λ), N = 10^{np.log10(samples):.0f}")
     ax.set_title("exact bias of Div-k noise per fast-log design (★ best divisor)")
     fig.tight_layout()
     return fig
