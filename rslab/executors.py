@@ -12,7 +12,7 @@ Back ends (``make_executor``):
 
 * ``Serial()`` — this process, one task after another;
 * ``LocalProcesses(workers)`` — ``workers`` processes of this machine (default: the
-  cores this process may use), forked where the platform forks, spawned elsewhere;
+  cores this process may use), forked on Linux, spawned elsewhere;
 * ``DaskExecutor(address)`` — a ``dask.distributed`` cluster: ``"local"`` starts a
   ``LocalCluster`` on 127.0.0.1, ``"tcp://host:8786"`` connects to a running
   scheduler. Dask is an optional dependency (``pip install rslab[dask]``).
@@ -26,6 +26,7 @@ from __future__ import annotations
 import concurrent.futures as cf
 import multiprocessing as mp
 import os
+import sys
 
 _WORKER_SHARED = {}
 
@@ -85,7 +86,9 @@ def _call_with_shared(fn, task):
 
 
 def _start_method() -> str:
-    return "fork" if "fork" in mp.get_all_start_methods() else "spawn"
+    """Fork on Linux (workers inherit ``shared`` without a copy); spawn elsewhere (Windows has
+    no fork, and macOS forks unsafely once threads run)."""
+    return "fork" if sys.platform.startswith("linux") else "spawn"
 
 
 class LocalProcesses(Serial):
