@@ -100,3 +100,13 @@ def test_the_sweep_on_dask_equals_the_sweep_on_one_process(dask_local):
     assert remote.rows == serial.rows and remote.best == serial.best
     assert remote.backend == "dask" and remote.workers == 2
     assert np.isfinite(remote.points_per_second_per_core)
+
+
+def test_spawned_workers_get_the_same_results(monkeypatch):
+    """Where processes cannot fork (Windows), workers are spawned: tasks and shared data
+    must travel by pickling, and the counts stay the same."""
+    monkeypatch.setattr(ex, "_start_method", lambda: "spawn")
+    with ex.LocalProcesses(2) as spawned:
+        assert spawned.map(_square, range(4), shared=1) == [1, 2, 5, 10]
+        counts = mc.draw_counts([3], 50_000, block=20_000, progress=False, executor=spawned)
+    assert np.array_equal(counts[3], mc.lattice_counts(3, 50_000))
