@@ -38,7 +38,7 @@ REFERENCE_N = 10**9
 
 PRESETS = {
     "quick": ({"index_bits": (6,), "c1_bits": (9, 12)}, (8.0, 14.0)),
-    "book": ({"index_bits": (5, 6, 7), "c1_bits": (9, 12)}, (8.0, 10.0, 12.0, 14.0, 16.0)),
+    "book": ({"index_bits": (5, 6), "c1_bits": (9, 12)}, (8.0, 10.0, 12.0, 14.0, 16.0)),
     "full": ({"index_bits": (5, 6, 7), "c1_bits": (8, 9, 10, 12),
               "output_fraction_bits": (None, 18),
               "zero_threshold": (DEFAULT_FASTLOG2.zero_threshold, 0.0)},
