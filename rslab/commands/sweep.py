@@ -70,7 +70,8 @@ def print_table(result) -> None:
         print(f"{knobs}{r['best']:>12}{r['lam']:>12.3e}{r['expected_chi2']:>13.1f}"
               f"{r['exact_ks']:>11.2e}{r['zero_mass']:>11.2e}{_fmt(r['div8_lam'], '13.3e')}")
     print(f"\n{len(result.rows)} points in {result.seconds:.1f} s on {result.workers} "
-          f"{result.backend} worker(s): {result.points_per_second_per_core:.3f} points/s per core")
+          f"worker(s) ({result.backend}): {result.points_per_second_per_core:.3f} points/s "
+          "per core")
 
 
 def run(args) -> int:
