@@ -3,6 +3,7 @@
 #   make test   ruff + pytest (every page at quick) + the book at quick + the browser tests
 #   make lab    Jupyter Lab on book/, chapters open as notebooks (the package's book extra)
 #   make fuzz   the property tests' long profile (many thousands of random inputs)
+#   make sweep-full  the full design-space sweep on Dask (rslab sweep --scale full)
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
@@ -14,7 +15,7 @@ LAB_SETTINGS := $(VENV)/share/jupyter/lab/settings/overrides.json
 BOOK_EXTRA := $(VENV)/.book-extra
 
 .PHONY: all venv book test lint pytest book-quick browser-test chromium web-assets lab lab-settings \
-        lab-screenshot live-test bench fuzz clean
+        lab-screenshot live-test bench fuzz sweep-full clean
 
 all: test
 
@@ -89,3 +90,7 @@ fuzz: $(STAMP)
 
 clean:
 	rm -rf _build
+
+# The full design-space sweep (fast-log designs x divisors, exact), on a Dask LocalCluster.
+sweep-full: $(STAMP)
+	$(BIN)/python -m rslab sweep --scale full --dask local

@@ -12,8 +12,12 @@
   a static folder; a missing file is a warning, so a ``-W`` build fails.
 - The kernels MyST-NB starts inherit ``RSLAB_BOOK_BUILD=1``, so the pages'
   ``rslab.chapters.glue`` records values without also showing them.
+- At the end of the build, MyST-NB's execution data of every page (runtime,
+  method, success, error) is written to ``_build/execution.json``, from which
+  ``rslab.bookbuild`` prints the per-page times.
 """
 
+import json
 import os
 from pathlib import Path
 from shutil import copy2
@@ -63,10 +67,24 @@ def drop_thebe_scripts(app, pagename, templatename, context, doctree):
     context["script_files"] = [s for s in context.get("script_files", []) if not is_thebe(s)]
 
 
+EXECUTION_KEYS = ("runtime", "method", "succeeded", "error")
+
+
+def write_execution_data(app, exception):
+    from myst_nb.sphinx_ import NbMetadataCollector
+
+    pages = {doc: {k: meta["exec_data"].get(k) for k in EXECUTION_KEYS}
+             for doc, meta in sorted(NbMetadataCollector.get_doc_data(app.env).items())
+             if meta.get("exec_data")}
+    path = Path(app.outdir).parent / "execution.json"
+    path.write_text(json.dumps({"pages": pages}, indent=2) + "\n")
+
+
 def setup(app):
     os.environ["RSLAB_BOOK_BUILD"] = "1"  # read by rslab.chapters.glue in the page kernels
     app.connect("html-page-context", drop_thebe_scripts)
     app.connect("builder-inited", check_local_assets)
     # before sphinx-book-theme builds its header buttons (priority 501)
     app.connect("html-page-context", add_ipynb_download, priority=500)
+    app.connect("build-finished", write_execution_data)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,5 +1,6 @@
 """Build the book: ``jupyter-book build . --all -W -n --keep-going``, then print
-how long each page took to execute.
+how long each page took to execute: MyST-NB's execution data, which the book's
+Sphinx extension (``_ext/rslab_book.py``) writes to ``_build/execution.json``.
 
 ``python -m rslab.bookbuild [--strict] [--path DIR]``. First fetches the pages'
 JavaScript (``tools/fetch_web_assets.sh``, a no-op once fetched) so the book works
@@ -9,6 +10,7 @@ another host.
 """
 
 import argparse
+import json
 import re
 import shutil
 import subprocess
@@ -16,16 +18,22 @@ import sys
 import time
 from pathlib import Path
 
-EXECUTED = re.compile(r"(\S+): Executed notebook in ([0-9.]+) seconds")
+EXECUTION_DATA = Path("_build") / "execution.json"
 REMOTE_ASSET = re.compile(
     r"<(?:script|link|img|iframe)\b[^>]{0,500}?\b(?:src|href)=[\"']((?:https?:)?//[^\"'\s]+)",
     re.IGNORECASE)
 CDN_HOST = re.compile(r"[\w.-]{0,40}(?:jsdelivr|unpkg|cdnjs)[\w./@-]{0,80}", re.IGNORECASE)
 
 
-def page_times(log: str) -> list[tuple[str, float]]:
-    """Return (page, seconds) for every 'Executed notebook in N seconds' line of a build log."""
-    return [(Path(m.group(1)).name, float(m.group(2))) for m in EXECUTED.finditer(log)]
+def page_times(root: Path) -> list[tuple[str, float, bool]]:
+    """(page, seconds, succeeded) of every executed page, from the build's execution data;
+    empty if the build wrote none."""
+    path = Path(root) / EXECUTION_DATA
+    if not path.is_file():
+        return []
+    pages = json.loads(path.read_text())["pages"]
+    return [(page, float(d["runtime"] or 0.0), bool(d["succeeded"]))
+            for page, d in pages.items()]
 
 
 def remote_assets(html_dir: Path) -> dict[str, list[str]]:
@@ -55,22 +63,18 @@ def main(argv=None) -> int:
         return 1
     for stale in ("html", "jupyter_execute", "screenshots"):  # pages of removed chapters
         shutil.rmtree(Path(args.path) / "_build" / stale, ignore_errors=True)
+    (Path(args.path) / EXECUTION_DATA).unlink(missing_ok=True)
     cmd = [str(Path(sys.executable).with_name("jupyter-book")), "build", args.path, "--all"]
     if args.strict:
         cmd += ["-W", "-n", "--keep-going"]
     start = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    lines = []
-    for line in proc.stdout:
-        sys.stdout.write(line)
-        lines.append(line)
-    rc = proc.wait()
+    rc = subprocess.call(cmd)
     total = time.perf_counter() - start
-    times = page_times("".join(lines))
-    print("\nPage execution times:")
-    for page, seconds in times:
-        print(f"  {seconds:8.1f} s  {page}")
-    print(f"  {sum(s for _, s in times):8.1f} s  all pages; whole build {total:.1f} s")
+    times = page_times(Path(args.path))
+    print("\nPage execution times (MyST-NB's execution data):")
+    for page, seconds, ok in times:
+        print(f"  {seconds:8.1f} s  {page}" + ("" if ok else "  (failed)"))
+    print(f"  {sum(s for _, s, _ in times):8.1f} s  all pages; whole build {total:.1f} s")
     html_dir = Path(args.path) / "_build" / "html"
     if rc == 0 and not (html_dir / "index.html").exists():
         print("build reported success but _build/html/index.html is missing", file=sys.stderr)

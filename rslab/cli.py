@@ -8,29 +8,43 @@ as one ``error:`` line and the exit status is 2.
 
 import argparse
 import sys
+from pathlib import Path
 
 from rslab import __version__
-from rslab.commands import bench, search
+from rslab.commands import bench, pipeline, search, sim, sweep
 
-COMMANDS = {"bench": bench, "search": search}
+COMMANDS = {"sim": sim, "pipeline": pipeline, "sweep": sweep, "search": search, "bench": bench}
 
 
-def build_parser() -> argparse.ArgumentParser:
+def program_name(argv0: str | None = None) -> str:
+    """``python -m rslab`` when run as a module, else the name of the script (``rslab``)."""
+    argv0 = sys.argv[0] if argv0 is None else argv0
+    name = Path(argv0).name
+    return "python -m rslab" if name in ("__main__.py", "-c", "") else name
+
+
+def _description(module) -> str:
+    """A command's help text: its module docstring, in plain text."""
+    return (module.__doc__ or module.HELP).replace("``", "`")
+
+
+def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m rslab",
+        prog=prog or program_name(),
         description="rslab: rejection sampling on a simulated AI accelerator.",
     )
     parser.add_argument("--version", action="version", version=f"rslab {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="command")
     for name, module in COMMANDS.items():
-        p = sub.add_parser(name, help=module.HELP, description=module.HELP)
+        p = sub.add_parser(name, help=module.HELP, description=_description(module),
+                           formatter_class=argparse.RawDescriptionHelpFormatter)
         module.configure(p)
         p.set_defaults(run=module.run)
     return parser
 
 
-def main(argv=None) -> int:
-    parser = build_parser()
+def main(argv=None, prog: str | None = None) -> int:
+    parser = build_parser(prog)
     args = parser.parse_args(argv)
     if not getattr(args, "run", None):
         parser.print_help()

@@ -1,5 +1,6 @@
 """A page with a failing cell fails both the page test and the book build."""
 
+import json
 import shutil
 import subprocess
 import sys
@@ -54,3 +55,20 @@ def test_failing_cell_fails_the_book_build(failing_book):
     )
     assert proc.returncode != 0, proc.stdout[-2000:]
     assert "fails on purpose" in proc.stdout + proc.stderr
+
+
+@pytest.mark.slow
+def test_the_build_prints_page_times_from_myst_nbs_execution_data(failing_book):
+    page = failing_book / "book" / "broken.md"
+    page.write_text(FAILING_PAGE.replace('raise RuntimeError("this cell fails on purpose")',
+                                         "import time\ntime.sleep(1.5)"))
+    proc = subprocess.run(
+        [sys.executable, "-m", "rslab.bookbuild", "--strict", "--path", str(failing_book)],
+        capture_output=True, text=True, timeout=600, cwd=failing_book,
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    data = json.loads((failing_book / "_build" / "execution.json").read_text())
+    (seconds,) = [d["runtime"] for d in data["pages"].values()]
+    assert seconds >= 1.5 and data["pages"]["book/broken"]["succeeded"]
+    tail = proc.stdout[proc.stdout.index("Page execution times (MyST-NB's execution data):"):]
+    assert f"{seconds:8.1f} s  book/broken" in tail

@@ -9,7 +9,8 @@ import importlib
 
 from rslab.bench.registry import BENCHMARKS, as_text
 
-MODULES = ("reference", "numerics", "search", "pipelining", "machine", "kernels", "dataflow")
+MODULES = ("reference", "numerics", "search", "sweep", "pipelining", "machine", "kernels",
+           "dataflow")
 """The modules of this package that register benchmarks, in the order they run."""
 
 

@@ -33,3 +33,28 @@ def c1_control(frames):
 def divisor_control(frames):
     """A divisor from 2 to 20 in steps of 0.5 live; ``frames`` precomputed, Div14 first shown."""
     return float_control("k", 2.0, 20.0, step=0.5, frames=frames, value=14.0, label="divisor k")
+
+
+def sweep_table(result) -> list[dict]:
+    """One row per design of a sweep (``rslab.numerics.sweep``): its knobs, best divisor,
+    expected χ² at 10^9 samples, exact KS and zero mass."""
+    names = [n for n, _ in result.config.axes]
+    rows = []
+    for r in result.best:
+        knobs = {n: str(r[n]) for n in names}
+        if "error" in r:
+            rows.append({**knobs, "best divisor": "no usable design", "E[χ²] at 10⁹": "",
+                         "exact KS": "", "zero mass": ""})
+            continue
+        rows.append({**knobs, "best divisor": r["best"],
+                     "E[χ²] at 10⁹": f"{r['expected_chi2']:.1f}",
+                     "exact KS": f"{r['exact_ks']:.2e}", "zero mass": f"{r['zero_mass']:.2e}"})
+    return rows
+
+
+def most_trusted(result) -> dict:
+    """The design and divisor with the smallest λ of the whole sweep."""
+    ok = [r for r in result.best if "error" not in r]
+    if not ok:
+        raise ValueError("the sweep has no usable design")
+    return min(ok, key=lambda r: (r["lam"], r["exact_ks"]))

@@ -4,7 +4,10 @@ Each point schedules the sum-exp loop for one machine variant, runs it on the
 simulator and measures its steady state (``pipeline_bench.sumexp_point``).
 """
 
+import contextlib
 import functools
+import io
+from pathlib import Path
 
 from rslab.kernels.studies import steady as pb
 from rslab.viz import schedule_plots as sp
@@ -59,3 +62,31 @@ def valu_latency_control(frames, value: int):
 def hold_control(frames, value: int):
     """Hold-issue 0..6 live, ``frames`` precomputed."""
     return int_control("hold", 0, 6, frames=frames, value=value, label="hold-issue")
+
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+"""The repository's example files (``rslab pipeline`` / ``rslab sim`` inputs)."""
+
+
+def command_output(*argv) -> str:
+    """What ``rslab ARGV...`` prints, run in this process (the chapter's worked example)."""
+    from rslab.cli import main
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        status = main([str(a) for a in argv], prog="rslab")
+    if status:
+        raise ValueError(f"rslab {' '.join(map(str, argv))} exited with status {status}")
+    return out.getvalue()
+
+
+def example_row(path, n_packed: int = 64, seed: int = 0):
+    """Write a row of ``n_packed`` packed BF16 vectors to ``path`` (.npy) for ``--vmem``;
+    return its float32 values (what the loop sums)."""
+    import numpy as np
+
+    from rslab.machine.examples import sumexp_inputs
+
+    words, _, values = sumexp_inputs(n_packed, seed)
+    np.save(path, words)
+    return values

@@ -2,21 +2,24 @@
 
 import json
 
+from rslab.commands.argtypes import lazy_epilog, positive_int
+
 HELP = "Run the benchmarks and print their figures."
 
 
-def _positive_int(text):
-    value = int(text)
-    if value <= 0:
-        raise ValueError(f"must be positive, got {value}")
-    return value
+def benchmark_names() -> list[str]:
+    """The registered benchmarks, in the order they run (imports their modules)."""
+    from rslab import bench
+
+    return list(bench.load())
 
 
 def configure(p):
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--only", action="append", default=[], metavar="NAME",
-                   help="run only this benchmark (repeatable)")
-    p.add_argument("--vocab", type=_positive_int, default=154880,
+                   help="run only this benchmark (repeatable; the names are listed below)")
+    lazy_epilog(p, lambda: "benchmarks: " + ", ".join(benchmark_names()))
+    p.add_argument("--vocab", type=positive_int, default=154880,
                    help="vocabulary size for the kernel benchmarks (default 154880)")
     p.add_argument("--path", choices=("fast", "exact"), default="fast",
                    help="sampler path for the kernel benchmarks")

@@ -7,31 +7,12 @@ parts of the preset. Writes ``<output>.json`` and ``<output>.csv`` and prints a 
 
 import argparse
 import json
-import math
 import sys
 
+from rslab.commands.argtypes import add_executor_options
+from rslab.commands.argtypes import divisors as _divisors
+from rslab.commands.argtypes import positive_int as _count
 from rslab.scale import SCALES
-
-
-def _count(text):
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if not math.isfinite(value) or value != int(value) or value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return int(value)
-
-
-def _divisors(text):
-    try:
-        values = tuple(float(x) for x in text.split(",") if x.strip())
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expected comma-separated numbers such as 8,10.5,14, got {text!r}") from None
-    if not values or any(not v > 0 or v == float("inf") for v in values):
-        raise argparse.ArgumentTypeError(f"divisors must be positive finite numbers, got {text!r}")
-    return values
 
 
 def _seeds(text):
@@ -88,7 +69,7 @@ def configure(p):
                    help="candidates promoted to the finals besides the Div8 baseline")
     p.add_argument("--grid", type=_grid, metavar="LO:HI:STEP",
                    help="divisors of the exact search, or none (default by scale)")
-    p.add_argument("--processes", type=_count, metavar="N", help="worker processes (default 2)")
+    add_executor_options(p)
     p.add_argument("--rng", choices=("hw", "philox"), default=None,
                    help="random words: the Fast path's hardware RNG (hw) or Philox4x32-10")
     p.add_argument("--chunk", type=_count, metavar="N", help="samples per chunk (memory bound)")
@@ -129,6 +110,7 @@ def print_table(result):
 
 
 def run(args):
+    from rslab.executors import make_executor
     from rslab.numerics.search import output_paths, run_search, search_config
     from rslab.scale import current_scale
 
@@ -136,12 +118,14 @@ def run(args):
     changes = {name: getattr(args, attr) for name, attr in (
         ("divisors", "divisors"), ("screen_seeds", "screen_seeds"),
         ("final_seeds", "final_seeds"), ("samples_per_seed", "samples"),
-        ("finalists", "finalists"), ("grid", "grid"), ("processes", "processes"),
+        ("finalists", "finalists"), ("grid", "grid"),
         ("rng", "rng"), ("chunk", "chunk")) if getattr(args, attr) is not None}
-    config = search_config(scale, **changes)
+    search_config(scale, **changes)  # bad settings fail before any worker starts
     output = args.output or f"results/search-{scale}"
     output_paths(output)
-    result = run_search(config, progress=not args.no_progress)
+    with make_executor(args.processes, args.dask) as executor:
+        config = search_config(scale, processes=executor.workers, **changes)
+        result = run_search(config, progress=not args.no_progress, executor=executor)
     json_path, csv_path = result.write(output)
     if args.json:
         print(json.dumps(result.to_dict(), indent=2, default=str))

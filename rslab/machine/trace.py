@@ -4,7 +4,7 @@
 issue and their cause, and the iteration index of every active hardware loop.
 Per-op issue and ready cycles, FIFO occupancy and live registers are derived
 from those records and the pre-decoded program. ``to_chrome`` exports Chrome
-trace JSON (open it in Perfetto or chrome://tracing).
+trace JSON that explains itself in Perfetto (:mod:`rslab.machine.perfetto`).
 """
 
 import json
@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from rslab.machine.perfetto import DEFAULT_FLOW_WINDOW, chrome_trace
 from rslab.machine.stalls import CAUSES
 
 
@@ -228,28 +229,16 @@ class Trace:
                          op.text))
         return rows
 
-    def to_chrome(self) -> dict:
-        """Chrome trace JSON (``traceEvents``): one thread per slot instance, one for stalls."""
-        events = []
-        tids = {}
-        for name, start, dur, text in self.slot_rows():
-            tid = tids.setdefault(name, len(tids) + 1)
-            events.append({"name": text, "ph": "X", "ts": start, "dur": dur, "pid": 0,
-                           "tid": tid, "cat": name})
-        stall_tid = len(tids) + 1
-        for rec in self.bundles:
-            if rec.cause is not None:
-                events.append({"name": rec.cause, "ph": "X", "ts": rec.cycle - rec.stall,
-                               "dur": rec.stall, "pid": 0, "tid": stall_tid, "cat": "stall"})
-        meta = [{"name": "thread_name", "ph": "M", "pid": 0, "tid": tid, "args": {"name": n}}
-                for n, tid in list(tids.items()) + [("stalls", stall_tid)]]
-        return {"traceEvents": meta + events, "displayTimeUnit": "ns",
-                "otherData": {"clock": "1 unit = 1 cycle"}}
+    def to_chrome(self, flows=DEFAULT_FLOW_WINDOW) -> dict:
+        """Chrome trace JSON for Perfetto (:mod:`rslab.machine.perfetto`): a track per slot
+        instance and one for stalls, ``args`` on every slice, dependency arrows for the ops
+        issued in cycles ``flows = (start, end)``."""
+        return chrome_trace(self, flows)
 
-    def write_chrome(self, path) -> None:
-        """Write ``to_chrome()`` as JSON to ``path``."""
+    def write_chrome(self, path, flows=DEFAULT_FLOW_WINDOW) -> None:
+        """Write ``to_chrome(flows)`` as JSON to ``path``."""
         with open(path, "w") as fh:
-            json.dump(self.to_chrome(), fh)
+            json.dump(self.to_chrome(flows), fh)
 
 
 def _find_loop(program, loop):

@@ -15,9 +15,10 @@ described by how often each lattice index was drawn. The engine therefore
 This is the same computation as running the pipeline on every sampled u
 (``per_sample_stats`` does that; the tests show both give identical bits), but
 the pipeline's cost is paid per lattice point instead of per sample. ``run``
-first draws the count tables of all seeds (multi-process over seeds), then
-evaluates the candidates on them (multi-process over candidates): memory is one
-2^24 table per seed plus one law per worker, whatever the number of samples.
+first draws the count tables of all seeds (tasks: blocks of a seed's stream, whose
+tables add up), then evaluates the candidates on them (tasks: candidates), on any
+executor of :mod:`rslab.executors`: memory is one 2^24 table per seed plus one law
+per worker, whatever the number of samples.
 All candidates of a run see the *same* uniforms for a given seed (common random
 numbers), which makes their comparison less noisy.
 
@@ -29,13 +30,13 @@ word i % 4 of ``philox4x32((i // 4, 0, 0, 0), (s, 0))`` (``rng="philox"``).
 from __future__ import annotations
 
 import functools
-import multiprocessing as mp
 import time
 from dataclasses import dataclass, field
 
 import numpy as np
 from scipy import stats as sps
 
+from rslab.executors import LocalProcesses, Serial
 from rslab.numerics.rng import (
     HW_KEY_SALT,
     UNIFORM_BITS,
@@ -162,14 +163,15 @@ def _check_chunk(chunk) -> int:
 
 
 def lattice_counts(seed: int, n: int, *, rng: str = "hw", chunk: int = DEFAULT_CHUNK,
-                   on_chunk=None) -> np.ndarray:
-    """How often each lattice index k = w >> 8 occurs among the first n words of a seed."""
+                   on_chunk=None, first: int = 0) -> np.ndarray:
+    """How often each lattice index k = w >> 8 occurs among the n words of a seed from word
+    ``first`` on."""
     n = _check_samples(n)
     chunk = _check_chunk(chunk)
     counts = np.zeros(LATTICE_SIZE, dtype=np.uint32 if n < 2**32 else np.uint64)
     one = counts.dtype.type(1)
     for start, stop in _chunks(n, chunk):
-        k = stream_words(seed, start, stop, rng) >> np.uint32(32 - UNIFORM_BITS)
+        k = stream_words(seed, first + start, first + stop, rng) >> np.uint32(32 - UNIFORM_BITS)
         np.add.at(counts, k, one)
         if on_chunk is not None:
             on_chunk(stop - start)
@@ -371,19 +373,9 @@ def _check_seeds(seeds) -> list[int]:
     return seeds
 
 
-_SHARED = {}
-
-
-def _bump(n):
-    counter = _SHARED.get("counter")
-    if counter is not None:
-        with counter.get_lock():
-            counter.value += n
-
-
-def _count_task(args):
-    seed, n, rng, chunk = args
-    return seed, lattice_counts(seed, n, rng=rng, chunk=chunk, on_chunk=_bump)
+DEFAULT_BLOCK = 2**25
+"""Samples per task of ``draw_counts``: a seed's stream is counted in blocks whose count
+tables add up (finer progress, and more tasks than seeds to spread over workers)."""
 
 
 def _progress_bar(total, progress, desc, unit):
@@ -393,82 +385,80 @@ def _progress_bar(total, progress, desc, unit):
                 leave=False)
 
 
-def map_tasks(fn, tasks, processes: int, bar) -> list:
-    """``[fn(t) for t in tasks]``, in this process or in ``processes`` forked workers, one step
-    of ``bar`` per task."""
-    if processes == 1:
-        out = []
-        for t in tasks:
-            out.append(fn(t))
-            bar.update(1)
-        return out
-    return _pool_map(fn, tasks, processes, bar)
+def executor_for(processes, executor):
+    """``executor`` if given, else local processes (``processes`` of them, 1 = serial)."""
+    if executor is not None:
+        return executor
+    n = _check_processes(processes)
+    return Serial() if n == 1 else LocalProcesses(n)
 
 
-def _pool_map(fn, tasks, processes, bar, counter=None):
-    """Map ``fn`` over ``tasks`` in forked workers, advancing ``bar`` (by ``counter`` if given)."""
-    ctx = mp.get_context("fork")
-    out = []
-    with ctx.Pool(processes) as pool:
-        pending = pool.imap(fn, tasks)
-        seen = 0
-        for _ in tasks:
-            while True:
-                try:
-                    item = pending.next(timeout=0.2)
-                    break
-                except mp.TimeoutError:
-                    if counter is not None:
-                        bar.update(counter.value - seen)
-                        seen = counter.value
-            out.append(item)
-            if counter is None:
-                bar.update(1)
-        if counter is not None:
-            bar.update(counter.value - seen)
-    return out
+def map_tasks(fn, tasks, executor, bar, *, shared=None, sizes=None) -> list:
+    """``[fn(t, shared) for t in tasks]`` on ``executor``, advancing ``bar`` as tasks finish
+    (by ``sizes[i]`` for task i, else by one)."""
+    def done(i):
+        bar.update(1 if sizes is None else sizes[i])
+
+    return executor.map(fn, tasks, shared=shared, on_done=done)
+
+
+def _count_block(task, _shared):
+    seed, start, stop, rng, chunk = task
+    return lattice_counts(seed, stop - start, rng=rng, chunk=chunk, first=start)
+
+
+def count_blocks(seeds, n: int, rng: str, chunk: int, block: int = DEFAULT_BLOCK) -> list:
+    """The tasks of ``draw_counts``: (seed, start, stop, rng, chunk) blocks of every stream."""
+    return [(s, a, b, rng, chunk) for s in seeds for a, b in _chunks(n, block)]
 
 
 def draw_counts(seeds, samples_per_seed: int, *, processes: int = 1, chunk: int = DEFAULT_CHUNK,
-                rng: str = "hw", progress: bool = True) -> dict[int, np.ndarray]:
-    """Lattice counts of each seed's first ``samples_per_seed`` words (multi-process over seeds)."""
+                rng: str = "hw", progress: bool = True, executor=None,
+                block: int = DEFAULT_BLOCK) -> dict[int, np.ndarray]:
+    """Lattice counts of each seed's first ``samples_per_seed`` words.
+
+    Each stream is counted in blocks of ``block`` words on ``executor`` (default:
+    ``processes`` local processes) and the blocks' tables are added: the same bits as
+    ``lattice_counts`` of the whole stream, whatever runs the blocks.
+    """
     seeds = _check_seeds(seeds)
     n = _check_samples(samples_per_seed)
     chunk = _check_chunk(chunk)
     _check_rng(rng)
-    processes = min(_check_processes(processes), len(seeds))
-    tasks = [(s, n, rng, chunk) for s in seeds]
+    tasks = count_blocks(seeds, n, rng, chunk, _check_chunk(block))
+    executor_ = executor_for(processes, executor)
     bar = _progress_bar(n * len(seeds), progress, "sampling", "sample")
     try:
-        if processes == 1:
-            pairs = [(s, lattice_counts(s, n, rng=rng, chunk=chunk, on_chunk=bar.update))
-                     for s, *_ in tasks]
-        else:
-            counter = mp.get_context("fork").Value("q", 0)
-            _SHARED["counter"] = counter
-            pairs = _pool_map(_count_task, tasks, processes, bar, counter)
+        blocks = map_tasks(_count_block, tasks, executor_, bar,
+                           sizes=[b - a for _, a, b, _, _ in tasks])
     finally:
-        _SHARED.pop("counter", None)
         bar.close()
-    return dict(pairs)
+        if executor is None:
+            executor_.shutdown()
+    dtype = np.uint32 if n < 2**32 else np.uint64
+    out = {s: np.zeros(LATTICE_SIZE, dtype=dtype) for s in seeds}
+    for (seed, *_), counts in zip(tasks, blocks, strict=True):
+        out[seed] += counts
+    return out
 
 
-def _evaluate_task(item):
+def _evaluate_task(item, shared):
     name, pipeline = item
     law = LatticeLaw.of(name, pipeline)
-    counts = _SHARED["counts"]
-    stats = [law.sample_stats(counts[s]) for s in _SHARED["seeds"]]
-    extra = _SHARED["extra"](law) if _SHARED["extra"] else {}
+    counts = shared["counts"]
+    stats = [law.sample_stats(counts[s]) for s in shared["seeds"]]
+    extra = shared["extra"](law) if shared["extra"] else {}
     return name, stats, law.noncentrality(), law.exact_ks(), extra
 
 
 def evaluate(pipelines: dict, counts: dict[int, np.ndarray], *, processes: int = 1,
-             progress: bool = True, extra=None) -> dict[str, CandidateResult]:
+             progress: bool = True, extra=None, executor=None) -> dict[str, CandidateResult]:
     """Per-seed bin counts and KS of every pipeline on the given lattice counts.
 
-    ``pipelines`` maps a name to a callable u → g (float32). Multi-process over
-    candidates; each worker builds one ``LatticeLaw`` at a time. ``extra(law) ->
-    dict``, if given, is computed on each law too (``CandidateResult.extra``).
+    ``pipelines`` maps a name to a callable u → g (float32). One task per candidate
+    on ``executor`` (default: ``processes`` local processes), which receives the
+    counts once; each task builds one ``LatticeLaw``. ``extra(law) -> dict``, if
+    given, is computed on each law too (``CandidateResult.extra``).
     """
     if not pipelines:
         raise ValueError("pipelines must not be empty")
@@ -479,18 +469,17 @@ def evaluate(pipelines: dict, counts: dict[int, np.ndarray], *, processes: int =
     sizes = {int(counts[s].sum()) for s in seeds}
     if len(sizes) != 1:
         raise ValueError("all seeds must have the same number of samples")
-    processes = min(_check_processes(processes), len(pipelines))
-    items = list(pipelines.items())
     if extra is not None and not callable(extra):
         raise ValueError("extra must be a callable law -> dict")
-    _SHARED.update(counts=counts, seeds=seeds, extra=extra)
-    bar = _progress_bar(len(items), progress, "candidates", "cand")
+    executor_ = executor_for(processes, executor)
+    bar = _progress_bar(len(pipelines), progress, "candidates", "cand")
     try:
-        pairs = map_tasks(_evaluate_task, items, processes, bar)
+        pairs = map_tasks(_evaluate_task, list(pipelines.items()), executor_, bar,
+                          shared={"counts": counts, "seeds": seeds, "extra": extra})
     finally:
-        for key in ("counts", "seeds", "extra"):
-            _SHARED.pop(key, None)
         bar.close()
+        if executor is None:
+            executor_.shutdown()
     n = sizes.pop()
     out = {}
     for name, stats, lam, exact_ks, more in pairs:
@@ -502,20 +491,21 @@ def evaluate(pipelines: dict, counts: dict[int, np.ndarray], *, processes: int =
 
 def run(pipelines: dict, seeds, samples_per_seed: int, *, processes: int = 1,
         chunk: int = DEFAULT_CHUNK, rng: str = "hw", progress: bool = True,
-        extra=None) -> MonteCarloResult:
+        extra=None, executor=None) -> MonteCarloResult:
     """Sample every pipeline on the streams of ``seeds``: ``samples_per_seed`` draws each.
 
     All candidates see the same uniforms (common random numbers). Results do
-    not depend on ``processes`` or ``chunk``. Memory: one 2^24 count table per
+    not depend on ``processes``, ``executor`` or ``chunk``. Memory: one 2^24 count table per
     seed, whatever the number of samples.
     """
     if not isinstance(pipelines, dict) or not pipelines:
         raise ValueError("pipelines must be a non-empty dict of name -> callable")
     start = time.perf_counter()
     counts = draw_counts(seeds, samples_per_seed, processes=processes, chunk=chunk, rng=rng,
-                         progress=progress)
+                         progress=progress, executor=executor)
     mid = time.perf_counter()
-    cands = evaluate(pipelines, counts, processes=processes, progress=progress, extra=extra)
+    cands = evaluate(pipelines, counts, processes=processes, progress=progress, extra=extra,
+                     executor=executor)
     end = time.perf_counter()
     return MonteCarloResult(cands, list(counts), int(samples_per_seed), rng, mid - start, end - mid)
 

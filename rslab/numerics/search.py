@@ -30,6 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
+from rslab.executors import default_workers
 from rslab.numerics import montecarlo as mc
 from rslab.numerics import stats, tails
 from rslab.numerics.fastlog import DEFAULT_FASTLOG2, FastLog2
@@ -135,7 +136,7 @@ class SearchConfig:
     finalists: int = 4
     baseline: float = BASELINE
     grid: tuple[float, ...] = ()
-    processes: int = 2
+    processes: int = field(default_factory=default_workers)
     chunk: int = mc.DEFAULT_CHUNK
     rng: str = "hw"
     log2: FastLog2 = field(default=DEFAULT_FASTLOG2, repr=False)
@@ -258,7 +259,7 @@ def lambda_by_divisor(divisors, log2: FastLog2 = DEFAULT_FASTLOG2) -> np.ndarray
     return np.array(out)
 
 
-def _exact_task(args):
+def _exact_task(args, _shared=None):
     k, log2, tail_ys = args
     row = exact_row(divisor_name(k), second_layer(_first_layer(log2), k, log2), tail_ys)
     row["divisor"] = k
@@ -266,17 +267,22 @@ def _exact_task(args):
 
 
 def exact_search(divisors, *, log2: FastLog2 = DEFAULT_FASTLOG2, processes: int = 1,
-                 tail_ys=(8.0, 12.0, 16.0, 20.0), progress: bool = True) -> list[dict]:
-    """λ, exact KS and tail figures of each divisor over all 2^24 lattice points (by divisor)."""
+                 tail_ys=(8.0, 12.0, 16.0, 20.0), progress: bool = True,
+                 executor=None) -> list[dict]:
+    """λ, exact KS and tail figures of each divisor over all 2^24 lattice points (one task per
+    divisor on ``executor``, default ``processes`` local processes)."""
     divisors = check_divisors(divisors)
-    processes = min(mc._check_processes(processes), len(divisors))
     tasks = [(k, log2, tuple(tail_ys)) for k in divisors]
-    _first_layer(log2)  # once, before the workers fork
+    executor_ = mc.executor_for(processes, executor)
+    if executor is None:
+        _first_layer(log2)  # once, before local workers fork
     bar = mc._progress_bar(len(tasks), progress, "exact", "div")
     try:
-        rows = mc.map_tasks(_exact_task, tasks, processes, bar)
+        rows = mc.map_tasks(_exact_task, tasks, executor_, bar)
     finally:
         bar.close()
+        if executor is None:
+            executor_.shutdown()
     front = pareto_front([r["lam"] for r in rows], [r["exact_ks"] for r in rows])
     for r, f in zip(rows, front, strict=True):
         r["pareto"] = bool(f)
@@ -354,8 +360,10 @@ def finalist_tail(law: mc.LatticeLaw) -> dict:
     return summary
 
 
-def run_search(config: SearchConfig, *, progress: bool = True, exact: bool = True) -> SearchResult:
-    """Screening, finals, the exact grid and the finalists' tails, as configured."""
+def run_search(config: SearchConfig, *, progress: bool = True, exact: bool = True,
+               executor=None) -> SearchResult:
+    """Screening, finals, the exact grid and the finalists' tails, as configured (on
+    ``executor`` if given, else on ``config.processes`` local processes)."""
     if not isinstance(config, SearchConfig):
         raise ValueError("config must be a SearchConfig")
     seconds = {}
@@ -367,7 +375,7 @@ def run_search(config: SearchConfig, *, progress: bool = True, exact: bool = Tru
     t0 = time.perf_counter()
     screen = mc.run(_pipelines(divisors, config.log2), config.screen_seeds,
                     config.samples_per_seed, processes=config.processes, chunk=config.chunk,
-                    rng=config.rng, progress=progress)
+                    rng=config.rng, progress=progress, executor=executor)
     screening = stage_rows(screen, divisors, baseline)
     seconds["screening"] = time.perf_counter() - t0
 
@@ -376,7 +384,7 @@ def run_search(config: SearchConfig, *, progress: bool = True, exact: bool = Tru
     final_divisors = (config.baseline, *chosen)
     final = mc.run(_pipelines(final_divisors, config.log2), config.final_seeds,
                    config.samples_per_seed, processes=config.processes, chunk=config.chunk,
-                   rng=config.rng, progress=progress, extra=finalist_tail)
+                   rng=config.rng, progress=progress, extra=finalist_tail, executor=executor)
     finals = stage_rows(final, final_divisors, baseline)
     finalist_tails = {name: cand.extra for name, cand in final.candidates.items()}
     seconds["finals"] = time.perf_counter() - t0
@@ -385,7 +393,7 @@ def run_search(config: SearchConfig, *, progress: bool = True, exact: bool = Tru
     exact_rows = []
     if exact and config.grid:
         exact_rows = exact_search(config.grid, log2=config.log2, processes=config.processes,
-                                  progress=progress)
+                                  progress=progress, executor=executor)
     seconds["exact"] = time.perf_counter() - t0
 
     return SearchResult(config, screening, finals, exact_rows, finalist_tails, seconds)

@@ -1,0 +1,50 @@
+"""``key=value`` changes of a ``MachineConfig``, as the command line writes them.
+
+A key is a ``MachineConfig`` field (``fifo_depth=8``, ``dma_latency=100``), or a slot
+or latency class with the table's name as suffix: ``valu_slots=3`` sets
+``slots['valu']``, ``sfu_latency=20`` sets ``latency['sfu']``. Values are integers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import fields
+
+from rslab.machine.config import LATENCY_CLASSES, SLOT_CLASSES, MachineConfig
+
+SCALAR_FIELDS = tuple(f.name for f in fields(MachineConfig)
+                      if f.name not in ("slots", "latency") and not f.name.endswith("_fn"))
+"""The integer fields a ``key=value`` may set."""
+
+
+def keys() -> list[str]:
+    """Every key ``apply_overrides`` accepts."""
+    return (list(SCALAR_FIELDS) + [f"{c}_slots" for c in SLOT_CLASSES]
+            + [f"{c}_latency" for c in LATENCY_CLASSES])
+
+
+def _integer(key, text) -> int:
+    try:
+        return int(str(text), 0)
+    except ValueError:
+        raise ValueError(f"{key}={text}: the value must be an integer") from None
+
+
+def apply_overrides(pairs, base: MachineConfig | None = None) -> MachineConfig:
+    """``base`` (default: the default machine) with the ``(key, value)`` changes ``pairs``."""
+    base = MachineConfig() if base is None else base
+    slots, latency, scalars = {}, {}, {}
+    for key, text in pairs:
+        value = _integer(key, text)
+        if key in SCALAR_FIELDS:
+            scalars[key] = value
+        elif key.endswith("_slots") and key[:-6] in SLOT_CLASSES:
+            slots[key[:-6]] = value
+        elif key.endswith("_latency") and key[:-8] in LATENCY_CLASSES:
+            latency[key[:-8]] = value
+        else:
+            raise ValueError(f"{key}={text}: unknown machine setting {key!r}; known: "
+                             f"{', '.join(keys())}")
+    try:
+        return base.with_(slots=slots or None, latency=latency or None, **scalars)
+    except ValueError as exc:
+        raise ValueError(f"machine settings: {exc}") from None

@@ -1,0 +1,106 @@
+"""A traced run as Chrome trace JSON that explains itself in Perfetto (ui.perfetto.dev).
+
+* One track per slot instance (``valu0``, ``valu1``, ``sfu`` …) and one for stalls.
+  Time: one cycle of the core is shown as 1 µs (``ts``/``dur`` in cycles), as the
+  metadata says (``otherData.time_unit`` and the process name).
+* Every op slice carries ``args``: pc, source line and text, the iteration of each
+  enclosing hardware loop, issue and ready cycles.
+* Every stall slice carries its cause and the cause's meaning (:mod:`rslab.machine.stalls`)
+  and the op it waited for (:mod:`rslab.machine.waits`): text, pc, line, issue cycle.
+* Flow arrows from producer to consumer (a register, or ``fifo`` for a push and its
+  pop) for the ops issued in a window of cycles.
+"""
+
+from __future__ import annotations
+
+from rslab.machine.stalls import meaning
+from rslab.machine.waits import links
+
+TIME_UNIT = "1 us in this trace = 1 cycle of the core (ts and dur count cycles)"
+DEFAULT_FLOW_WINDOW = (0, 64)
+PID = 0
+
+
+def _line(program, pc) -> int | None:
+    return program.entries[pc].line if 0 <= pc < len(program.entries) else None
+
+
+def _op_args(trace, op) -> dict:
+    program = trace.run.program
+    return {"pc": op.pc, "line": _line(program, op.pc), "source": op.text,
+            "loop_iteration": list(op.iters), "issue_cycle": op.issue, "ready_cycle": op.ready}
+
+
+def _slot_tracks(trace) -> tuple[dict, dict, list]:
+    """(track name → tid, op index → tid, the slices of every op that occupies a slot)."""
+    rows = trace.slot_rows()
+    slotted = [i for i, op in enumerate(trace.ops) if op.slot is not None]
+    tids, op_tid, events = {}, {}, []
+    for i, (name, start, dur, text) in zip(slotted, rows, strict=True):
+        tid = tids.setdefault(name, len(tids) + 1)
+        op_tid[i] = tid
+        events.append({"name": text, "ph": "X", "ts": start, "dur": dur, "pid": PID, "tid": tid,
+                       "cat": name, "args": _op_args(trace, trace.ops[i])})
+    return tids, op_tid, events
+
+
+def _stall_events(trace, waited, tid) -> list:
+    program, ops = trace.run.program, trace.ops
+    events = []
+    for b, rec in enumerate(trace.bundles):
+        if rec.cause is None:
+            continue
+        args = {"cause": rec.cause, "meaning": meaning(rec.cause), "stall_cycles": rec.stall,
+                "pc": rec.pc, "line": _line(program, rec.pc), "bundle": " ; ".join(rec.ops),
+                "loop_iteration": list(rec.iters), "issue_cycle": rec.cycle}
+        if b in waited:
+            w = ops[waited[b]]
+            args.update(waited_for=w.text, waited_for_pc=w.pc,
+                        waited_for_line=_line(program, w.pc), waited_for_issue_cycle=w.issue,
+                        waited_for_ready_cycle=w.ready)
+        events.append({"name": rec.cause, "ph": "X", "ts": rec.cycle - rec.stall,
+                       "dur": rec.stall, "pid": PID, "tid": tid, "cat": "stall", "args": args})
+    return events
+
+
+def _flow_events(trace, deps, op_tid, window) -> list:
+    start, end = window
+    events, flow_id = [], 0
+    for i, op in enumerate(trace.ops):
+        if not start <= op.issue < end or i not in op_tid:
+            continue
+        for p, what in deps[i]:
+            if p not in op_tid:
+                continue
+            flow_id += 1
+            name = "fifo" if what == "fifo" else f"reg {what}"
+            producer = trace.ops[p]
+            events.append({"name": name, "cat": "dependency", "ph": "s", "id": flow_id,
+                           "ts": producer.issue, "pid": PID, "tid": op_tid[p]})
+            events.append({"name": name, "cat": "dependency", "ph": "f", "bp": "e",
+                           "id": flow_id, "ts": op.issue, "pid": PID, "tid": op_tid[i]})
+    return events
+
+
+def chrome_trace(trace, flows: tuple[int, int] | None = DEFAULT_FLOW_WINDOW) -> dict:
+    """The Chrome trace JSON object of a ``Trace``; dependency arrows for the ops issued in
+    cycles ``flows = (start, end)`` (None: no arrows)."""
+    if flows is not None:
+        if len(flows) != 2 or not 0 <= flows[0] < flows[1]:
+            raise ValueError(f"flows must be a window (start, end) with 0 <= start < end, "
+                             f"got {flows!r}")
+    found = links(trace)
+    tids, op_tid, op_events = _slot_tracks(trace)
+    stall_tid = len(tids) + 1
+    meta = [{"name": "process_name", "ph": "M", "pid": PID,
+             "args": {"name": "rslab vector core (1 us = 1 cycle)"}}]
+    meta += [{"name": "thread_name", "ph": "M", "pid": PID, "tid": tid, "args": {"name": n}}
+             for n, tid in list(tids.items()) + [("stalls", stall_tid)]]
+    events = op_events + _stall_events(trace, found.waited, stall_tid)
+    if flows is not None:
+        events += _flow_events(trace, found.deps, op_tid, flows)
+    run = trace.run
+    return {"traceEvents": meta + events,
+            "otherData": {"time_unit": TIME_UNIT, "cycles": run.cycles, "bundles": run.bundles,
+                          "ops": run.ops, "flow_window": list(flows) if flows else None,
+                          "stall_causes": {c: meaning(c) for c in run.stalls}}}

@@ -1,0 +1,170 @@
+"""rslab sim and rslab pipeline as a reader runs them: subprocesses on files, exit status 2
+and the line named on errors."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from rslab.kernels.studies.sumexp_loop import sumexp_numpy, sumexp_program
+from rslab.machine import MachineConfig, assemble, simulate
+from rslab.machine.examples import sumexp_inputs
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = ROOT / "examples"
+
+
+def rslab(*args, stdin=None, cwd=None):
+    return subprocess.run([sys.executable, "-m", "rslab", *map(str, args)], input=stdin,
+                          capture_output=True, text=True, timeout=600, cwd=cwd)
+
+
+def test_sim_reports_cycles_stalls_loops_and_writes_a_timeline_and_a_trace(tmp_path):
+    trace = tmp_path / "t.json"
+    proc = rslab("sim", EXAMPLES / "sumexp.s", "--timeline", "--trace", trace, "--json")
+    assert proc.returncode == 0, proc.stderr
+    rep = json.loads(proc.stdout)
+    expected = simulate(assemble((EXAMPLES / "sumexp.s").read_text()))
+    assert rep["cycles"] == expected.cycles and rep["ops"] == expected.ops
+    assert {c: s["cycles"] for c, s in rep["stalls"].items()} == expected.stalls
+    assert all(s["meaning"] for s in rep["stalls"].values())
+    (loop,) = rep["loops"]
+    assert loop["cycles_per_iter"] == 10 and loop["stalls_per_iter"] == 0
+    assert "Timeline, cycles 0-39" in rep["timeline"] and " I" in rep["timeline"]
+    assert json.loads(trace.read_text())["traceEvents"]
+
+
+def test_sim_text_output_names_every_section():
+    proc = rslab("sim", EXAMPLES / "sumexp.s", "--timeline", "40:60")
+    assert proc.returncode == 0, proc.stderr
+    for text in ("cycles", "IPC", "stall cycles", "sfu-wait", "slot utilisation",
+                 "steady state", "Timeline, cycles 40-59", "raw: a source register"):
+        assert text in proc.stdout, text
+
+
+def test_sim_reads_stdin_and_changes_the_machine():
+    source = (EXAMPLES / "sumexp.s").read_text()
+    proc = rslab("sim", "-", "--config", "valu_slots=3", "sfu_latency=20", "--json",
+                 stdin=source)
+    assert proc.returncode == 0, proc.stderr
+    config = MachineConfig().with_(slots={"valu": 3}, latency={"sfu": 20})
+    assert json.loads(proc.stdout)["cycles"] == simulate(assemble(source), config).cycles
+    assert json.loads(proc.stdout)["cycles"] != simulate(assemble(source)).cycles
+
+
+def test_sim_computes_the_sum_of_a_row_loaded_from_vmem(tmp_path):
+    words, _, values = sumexp_inputs(64, seed=3)
+    np.save(tmp_path / "row.npy", words)
+    proc = rslab("sim", EXAMPLES / "sumexp.s", "--vmem", tmp_path / "row.npy", "--regs", "s3",
+                 "--json")
+    assert proc.returncode == 0, proc.stderr
+    got = json.loads(proc.stdout)["registers"]["s3"]["u32"]
+    assert got == int(np.float32(sumexp_numpy(values, 0.0)).view(np.uint32))
+
+
+@pytest.mark.parametrize("program, where, what", [
+    ("sli s1, 0\nvadd.f32 v1, v2\nhalt\n", "line 2", "takes 3 operand"),
+    ("sli s1, 0\nloop 2\nvfoo v1\nendloop\nhalt\n", "line 3", "unknown mnemonic"),
+    ("sli s1, 6\nvld v1, [s1 + 0]\nhalt\n", "line 2", "unaligned VMEM address"),
+])
+def test_sim_errors_name_the_file_and_line(tmp_path, program, where, what):
+    path = tmp_path / "bad.s"
+    path.write_text(program)
+    proc = rslab("sim", path)
+    assert proc.returncode == 2
+    assert f"bad.s, {where}" in proc.stderr and what in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize("args, what", [
+    (["--config", "foo=1"], "unknown machine setting 'foo'"),
+    (["--config", "valu_slots=x"], "--config valu_slots=x: the value must be an integer"),
+    (["--config", "valu_slots=0"], "slots['valu'] must be an integer >= 1"),
+    (["--vmem", "no-such.npy"], "--vmem no-such.npy"),
+    (["--timeline", "9:3"], "START < END"),
+    (["--regs", "s99"], "--regs: s99 does not exist"),
+])
+def test_sim_bad_options_are_one_error_line(args, what):
+    proc = rslab("sim", EXAMPLES / "sumexp.s", *args)
+    assert proc.returncode == 2
+    assert what in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_pipeline_emits_the_books_sum_exp_program(tmp_path):
+    out = tmp_path / "sumexp.s"
+    proc = rslab("pipeline", EXAMPLES / "sumexp_body.s", "-o", out)
+    assert proc.returncode == 0, proc.stderr
+    for text in ("ResMII 10 (binding: valu", "RecMII 3 (critical recurrence: acc0 → acc0)",
+                 "Modulo reservation table, II = 10", "Stage table, II = 10, 4 stages",
+                 f"rslab sim {out}"):
+        assert text in proc.stdout, text
+    assert out.read_text() == sumexp_program(64, 0.0)[0]
+    assert out.read_text() == (EXAMPLES / "sumexp.s").read_text(), \
+        "examples/sumexp.s is stale: regenerate it with rslab pipeline"
+
+
+def test_pipeline_json_and_the_integer_program():
+    proc = rslab("pipeline", EXAMPLES / "sumexp_body.s", "--exact", "--iterations", "8",
+                 "--json")
+    assert proc.returncode == 0, proc.stderr
+    rep = json.loads(proc.stdout)
+    assert (rep["res_mii"], rep["res_binding"], rep["rec_mii"]) == (10, "valu", 3)
+    assert rep["ii"] == 10 and rep["iterations"] == 8
+    assert rep["exact"] == [{"ii": 10, "status": "found", "seconds": rep["exact"][0]["seconds"]}]
+    assert simulate(assemble(rep["program"])).cycles > 0
+
+
+def test_pipeline_machine_changes_move_the_bound():
+    proc = rslab("pipeline", EXAMPLES / "sumexp_body.s", "--config", "valu_slots=4", "--json")
+    assert proc.returncode == 0, proc.stderr
+    rep = json.loads(proc.stdout)
+    assert rep["res_mii"] == 8 and rep["res_binding"] == "sfu"
+
+
+BODY = "carried acc=v50\nx = vld [s1 + 0 + 512*i]\nacc = vadd.f32 acc[-1], x\n"
+
+
+@pytest.mark.parametrize("body, where, what", [
+    (BODY.replace("acc[-1]", "acc"), "line 3", "acc is read before it is defined"),
+    (BODY.replace("carried acc=v50\n", "\n"), "line 3", "acc is loop-carried"),
+    (BODY.replace("vld [s1 + 0 + 512*i]", "vld [s1 * 2]"), "line 2", "memory operand"),
+    (BODY.replace("vadd.f32", "vfma"), "line 3", "is not an op that issues in a slot"),
+    (BODY + "@e = vexp2 x\n", "line 4", "pushes never popped"),
+    (BODY + "y = vpop x\n", "line 4", "vpop must read an @fifo token"),
+    (BODY.replace("acc=v50", "acc=v50 b=v51"), "line 1", "b is not a loop-carried value"),
+    ("iterations many\n" + BODY, "line 1", "iterations must be a positive integer"),
+])
+def test_pipeline_errors_name_the_line(tmp_path, body, where, what):
+    path = tmp_path / "body.s"
+    path.write_text(body)
+    proc = rslab("pipeline", path)
+    assert proc.returncode == 2, proc.stdout
+    assert f"body.s, {where}" in proc.stderr and what in proc.stderr, proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_usage_lines_name_the_program_both_ways():
+    assert rslab("sim", "--help").stdout.startswith("usage: python -m rslab sim")
+    script = Path(sys.executable).with_name("rslab")
+    proc = subprocess.run([script, "pipeline", "--help"], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0 and proc.stdout.startswith("usage: rslab pipeline")
+    assert "VALUE = OPCODE SOURCES" in proc.stdout  # the body format is in the help
+
+
+def test_bench_help_lists_the_benchmarks():
+    from rslab import bench
+
+    proc = rslab("bench", "--help")
+    assert proc.returncode == 0
+    assert "benchmarks: " + ", ".join(bench.load()) in proc.stdout
+
+
+def test_argument_errors_are_in_words():
+    proc = rslab("bench", "--vocab", "0")
+    assert proc.returncode == 2
+    assert "argument --vocab: must be a positive integer, got '0'" in proc.stderr
+    assert "invalid" not in proc.stderr
