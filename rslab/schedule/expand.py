@@ -3,6 +3,13 @@
 :func:`expand` unrolls the kernel until no register is overwritten before its
 last read (Lam 1988), allocates the values' registers by circular-arc colouring,
 and emits assembly in the machine's syntax (:mod:`rslab.machine.asm`).
+
+A loop-carried value is either *pinned* (one register for every iteration: its
+next definition waits for every read of the current one) or *rotating*
+(:func:`~rslab.schedule.body.build_graph` ``rotating``): renamed like any other
+value, so a counter's update need not wait for the last read of its previous
+value. Given a caller's register (``carried_registers``), a rotating value enters
+the loop from it and leaves the loop in it, exactly like a pinned one.
 """
 
 from __future__ import annotations
@@ -11,6 +18,7 @@ import math
 from dataclasses import dataclass, field
 
 from rslab.schedule.body import closure_of_consumers, src_use
+from rslab.schedule.model import slot_of
 from rslab.schedule.modulo import Schedule
 
 
@@ -65,14 +73,17 @@ def register_copies(schedule: Schedule) -> dict:
 
 
 def allocate_registers(schedule: Schedule, unroll: int, registers, carried_registers: dict,
-                       carried=()) -> dict:
+                       carried=(), entry=None) -> dict:
     """value -> one register per kernel copy (iteration mod ``unroll``), shared where possible.
 
     Each instance occupies its register from the issue of its definition to the
     issue of its last read (a new definition may issue in the bundle of that
     read: bundles read registers before writing). Instances are arcs on the
-    circle of ``unroll·II`` cycles, coloured first-fit by start.
+    circle of ``unroll·II`` cycles, coloured first-fit by start. A rotating value
+    in ``entry`` has its last copy (the one iteration −1 would use) in its entry
+    register, so the first iteration reads the caller's value there.
     """
+    entry = dict(entry or {})
     g, ii = schedule.graph, schedule.ii
     period = unroll * ii
     life = schedule.lifetimes()
@@ -88,6 +99,9 @@ def allocate_registers(schedule: Schedule, unroll: int, registers, carried_regis
     taken = {r: [] for r in pool}
     out = {v: [carried_registers[v]] for v in carried}
     for start, length, v, j in arcs:
+        if v in entry and j == unroll - 1:
+            out.setdefault(v, [None] * unroll)[j] = entry[v]
+            continue
         for r in pool:
             if all(not _arcs_overlap(start, length, s2, l2, period) for s2, l2 in taken[r]):
                 taken[r].append((start, length))
@@ -133,6 +147,9 @@ def expand(schedule: Schedule, iterations: int, *, registers, carried_registers=
     ``registers`` is the pool of free vector register names for loop values;
     ``carried_registers`` maps each loop-carried value (e.g. an accumulator)
     to its fixed register, which the caller initialises and reads afterwards;
+    a rotating value named there is read from it by the first iteration (its
+    last copy is that register) and copied back to it from the last (a ``vmov``
+    in a free VALU slot of the epilogue, or a bundle of its own);
     ``last_drop`` lists op labels left out of the last iteration (a partial
     last iteration: the remainder); they must be closed under consumers.
     The kernel is unrolled U = max copies times and repeated with a
@@ -152,13 +169,19 @@ def expand(schedule: Schedule, iterations: int, *, registers, carried_registers=
     last_drop = _checked_drop(g, last_drop)
     copies = register_copies(schedule)
     unroll = max([copies[v] for v in copies if v not in carried] or [1])
-    regs = allocate_registers(schedule, unroll, registers, carried_registers, carried)
+    entry = {v: carried_registers[v] for v in g.rotating if v in carried_registers}
+    regs = allocate_registers(schedule, unroll, registers, carried_registers, carried, entry)
     emitter = _Emitter(schedule, iterations, unroll, regs, last_drop)
     if emitter.passes and pointers_advance and len(emitter.bases) > schedule.ii:
         raise ValueError("more memory bases than scalar slots in the kernel")
     if emitter.passes and not pointers_advance and emitter.bases:
         raise ValueError("pointers_advance=False needs a loop without strided memory operands")
-    initial = {v: regs[v][-1 % len(regs[v])] for v in g.rotating}
+    dropped = sorted(v for v in entry if g.ops[g.producers[v]].label in last_drop)
+    if dropped:
+        raise ValueError(f"last_drop: rotating values {dropped} must be defined in the last "
+                         "iteration to leave the loop")
+    emitter.entry = entry
+    initial = {v: entry.get(v, regs[v][-1 % len(regs[v])]) for v in g.rotating}
     return Expansion(schedule, iterations, unroll, emitter.passes, regs, emitter.bundles(),
                      {b: emitter.step[b] * emitter.passes for b in emitter.bases}, initial)
 
@@ -183,6 +206,8 @@ class _Emitter:
             if op.addr is not None and op.addr.stride:
                 self.step[op.addr.base] = op.addr.stride * unroll
         self.inc_rows = {b: ii - 1 - j for j, b in enumerate(self.bases)}
+        self.entry = {}  # rotating value -> the caller's register it enters and leaves by
+        self.life = schedule.lifetimes()
 
     def operand(self, k, src, it):
         use = src_use(src, k, self.g.producers)
@@ -246,4 +271,29 @@ class _Emitter:
             out += self.block_bundles(block, False)
         while out and out[-1] == []:
             out.pop()
+        for value, register in sorted(self.entry.items()):
+            self.leave(out, value, register)
         return out
+
+    def leave(self, out, value, register):
+        """Copy the last iteration's ``value`` into ``register`` while that copy is live (from
+        its result until its next iteration's read would be): in a bundle of the straight-line
+        code after the loop with a VALU slot free, else in a bundle of its own inserted before
+        the copy can be overwritten (or after the code, if it outlives the code)."""
+        k, last = self.g.producers[value], self.n - 1
+        copies = self.regs[value]
+        if copies[last % len(copies)] == register:
+            return
+        move = f"vmov {register}, {copies[last % len(copies)]}"
+        defined = last * self.ii + self.times[k]
+        first = (self.loop_end if self.passes else 0) * self.ii
+        shift = (self.passes - 1) * self.unroll * self.ii - 2 if self.passes else 0
+        top = defined + max(self.life[value], 1)
+        units = self.g.model.units["valu"]
+        for cycle in range(top, max(first, defined + self.g.latency(k)) - 1, -1):
+            at = cycle - shift
+            if at < len(out) and sum(slot_of(t.split()[0]) == "valu"
+                                     for t in out[at]) < units:
+                out[at].append(move)
+                return
+        out.insert(min(max(top, first) - shift, len(out)), [move])
