@@ -60,6 +60,16 @@ class Trace:
         self._ops = None
 
     @property
+    def issue_records(self) -> list:
+        """The raw records, one per issued bundle: (cycle, pc, stall, cause index, iters)."""
+        return self._records
+
+    @property
+    def op_infos(self) -> list:
+        """Per pc, the ``OpInfo`` of each op of the bundle (:mod:`rslab.machine.decode`)."""
+        return self._static
+
+    @property
     def bundles(self) -> list[BundleRecord]:
         """One ``BundleRecord`` per issued bundle, in issue order (halt included)."""
         if self._bundles is None:

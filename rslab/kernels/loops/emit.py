@@ -104,29 +104,35 @@ def remainder_drop(body, kept: int, per_iteration: int) -> set:
 
 
 def emit_loop(body, iterations: int, style: str, *, carried: dict, pool, model: SlotModel,
-              last_drop=(), per_iteration: int = 1, **schedule_options) -> Loop:
+              last_drop=(), per_iteration: int = 1, gates=None, **schedule_options) -> Loop:
     """Assembly for ``iterations`` iterations of ``body`` in ``style`` (see module docstring).
 
     ``carried`` maps loop-carried values to fixed registers (initialised by the
     caller); ``pool`` lists the vector registers free for the other values;
     ``last_drop`` the op labels left out of the last iteration (:func:`remainder_drop`);
+    ``gates`` (pipelined only) maps iterations to an op issued before them, such as the
+    wait for the DMA bringing their data (:func:`rslab.schedule.expand`);
     ``schedule_options`` go to :func:`schedule_body` (pipelined style).
     """
     if style not in STYLES:
         raise ValueError(f"style must be one of {STYLES}, got {style!r}")
     if not isinstance(iterations, int) or iterations < 1:
         raise ValueError(f"iterations must be a positive int, got {iterations!r}")
+    if gates and style != "pipelined":
+        raise ValueError("gates: only a pipelined loop waits inside; split a plain loop instead")
+    gates = dict(gates or {})
     key = (tuple(body), iterations, style, tuple(carried.items()), tuple(pool), model.key(),
-           frozenset(last_drop), tuple(sorted(schedule_options.items())))
+           frozenset(last_drop), tuple(sorted(gates.items())),
+           tuple(sorted(schedule_options.items())))
     loop = cached("loop", key, lambda: _emit(list(body), iterations, style, dict(carried),
                                              list(pool), model, set(last_drop),
-                                             schedule_options))
+                                             schedule_options, gates))
     return replace(loop, per_iteration=per_iteration)
 
 
-def _emit(body, iterations, style, carried, pool, model, last_drop, options) -> Loop:
+def _emit(body, iterations, style, carried, pool, model, last_drop, options, gates) -> Loop:
     if style == "pipelined":
-        return _pipelined(body, iterations, carried, pool, model, last_drop, options)
+        return _pipelined(body, iterations, carried, pool, model, last_drop, options, gates)
     graph = build_graph(body, model)
     times = (list(range(graph.n)) if style == "naive"
              else list_schedule(graph, by_depth=style == "paired"))
@@ -210,7 +216,8 @@ def _sequential(graph, times, iterations, style, carried, pool, last_drop) -> Lo
         out += body_lines(last_drop, False)
     return Loop("\n".join(out) + "\n", style, iterations, len(body_lines(set(), True)),
                 carried=dict(carried),
-                registers_used=len(set(regs.values()) - set(carried.values())))
+                registers_used=len(set(regs.values()) - set(carried.values())),
+                bounds=analyse(graph))
 
 
 # ------------------------------------------------------------------ software pipelining
@@ -233,7 +240,7 @@ def _register_candidates(body, model, options, schedule) -> list:
     return out
 
 
-def _pipelined(body, iterations, carried, pool, model, last_drop, options) -> Loop:
+def _pipelined(body, iterations, carried, pool, model, last_drop, options, gates) -> Loop:
     """Modulo-scheduled and expanded; when a schedule's registers do not fit the pool, the
     next candidates are the schedule at the next II and the one with a stage fewer (fewer
     iterations in flight), smallest II first."""
@@ -244,7 +251,7 @@ def _pipelined(body, iterations, carried, pool, model, last_drop, options) -> Lo
         schedule = candidates.pop(0)
         try:
             exp = expand(schedule, iterations, registers=pool, carried_registers=carried,
-                         last_drop=last_drop)
+                         last_drop=last_drop, gates=gates)
             break
         except ValueError as exc:
             if not str(exc).startswith("registers:"):
@@ -257,4 +264,4 @@ def _pipelined(body, iterations, carried, pool, model, last_drop, options) -> Lo
     used = {r for regs in exp.registers.values() for r in regs} - set(carried.values())
     return Loop(exp.text, "pipelined", iterations, exp.unroll * schedule.ii,
                 carried=dict(carried), schedule=schedule, expansion=exp,
-                registers_used=len(used))
+                registers_used=len(used), bounds=schedule.bounds)

@@ -14,7 +14,9 @@ class Loop:
     modulo-scheduled loop ``schedule`` and ``expansion`` are kept (else None);
     ``per_iteration`` counts the packed vectors one iteration handles;
     ``body_bundles`` is the bundles of one pass of the kernel (unroll × II when
-    pipelined); ``setup_bundles`` the straight-line bundles a program puts before it.
+    pipelined); ``setup_bundles`` the straight-line bundles a program puts before it;
+    ``bounds`` the body's ResMII and RecMII (:func:`rslab.schedule.analyse`), whatever
+    the style.
     """
 
     text: str
@@ -28,6 +30,7 @@ class Loop:
     name: str = ""
     per_iteration: int = 1
     setup_bundles: int = 0
+    bounds: object | None = None
 
     @property
     def ii(self) -> int | None:
@@ -36,6 +39,14 @@ class Loop:
     @property
     def stage_count(self) -> int | None:
         return self.schedule.stage_count if self.schedule is not None else None
+
+    @property
+    def pass_recurrence(self) -> int:
+        """The body's recurrence over one pass of the hardware loop: RecMII times the
+        iterations a pass holds (the unroll when pipelined, else one)."""
+        bounds = self.schedule.bounds if self.schedule is not None else self.bounds
+        unroll = self.expansion.unroll if self.expansion is not None else 1
+        return bounds.rec_mii * unroll if bounds is not None else 0
 
     @property
     def cycles_per_vector(self) -> float:

@@ -159,11 +159,12 @@ class FinalRow:
         return (code.ii or code.body_bundles) / self.u
 
     # ------------------------------------------------------- loops
-    def loop(self, n_packed: int, label: str):
-        """The row's loop over ``n_packed`` packed vectors (bases set by the caller); the
-        block argmax reads the padding past an odd row instead of a partial iteration."""
+    def loop(self, n_packed: int, label: str, gates=None):
+        """The row's loop over ``n_packed`` packed vectors (bases set by the caller; ``gates``:
+        packed vector → the wait before it); the block argmax reads the padding past an
+        odd row instead of a partial iteration."""
         self.b.emit(self.body, n_packed, self.u, self.b.plan.final_style, self.carried, label,
-                    rotating=self.rotating, pad=self.block, pool=self.pool)
+                    rotating=self.rotating, pad=self.block, pool=self.pool, gates=gates)
 
     # ------------------------------------------------------- the token
     def bases(self, buf: int) -> dict:

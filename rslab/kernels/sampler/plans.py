@@ -64,7 +64,10 @@ then the steps that lower the bound itself (fewer ops on the binding unit):
     first chunk (and its transfer starts before the tables have landed);
 11. the q row of a residual in chunks sized to the residual loop's pace (each lands
     before the loop reaches it): the faster residual row no longer waits;
-12. the Exact path's loop-invariant Philox ops hoisted out of the final rows
+12. one software-pipelined loop over a row that arrives in chunks, waiting for each
+    chunk inside it, instead of one loop per chunk (each filling and draining its
+    pipeline);
+13. the Exact path's loop-invariant Philox ops hoisted out of the final rows
     (c1, c2, c3 are constant over a row): the optimised kernel.
 """
 
@@ -92,7 +95,9 @@ class KernelPlan:
     sum-exp pass stores e over the landed row and the residual row loads it;
     ``first_row_chunks``: DMAs of the program's first row (with ``prefetch``); ``q_fit``:
     a residual's q row after its first tenth in chunks sized so that each lands before
-    the residual loop needs it (else a fifth, then the rest);
+    the residual loop needs it (else a fifth, then the rest); ``gate_chunks``: a pipelined
+    loop over a row arriving in chunks waits for each chunk inside (no drain between
+    chunks) instead of running one loop per chunk;
     ``hoist_philox``: the Exact path computes the row-invariant Philox ops once per row.
     """
 
@@ -112,6 +117,7 @@ class KernelPlan:
     store_e: bool = True
     first_row_chunks: int = 4
     q_fit: bool = True
+    gate_chunks: bool = True
     hoist_philox: bool = True
 
     def __post_init__(self):
@@ -134,7 +140,7 @@ _NATURAL_ROWS = {"final_u": 1, "rotate_counters": False, "argmax": "streams", "s
 ALL_ACCEPT_BASELINE = KernelPlan(
     "first translation", rowmax_style="naive", rowmax_u=1, sumexp_style="naive",
     sumexp_workers=1, sumexp_u=1, final_style="naive", land_fp32=False,
-    bundle_glue=False, prefetch=False, first_row_chunks=1, **_NATURAL_ROWS)
+    bundle_glue=False, prefetch=False, first_row_chunks=1, gate_chunks=False, **_NATURAL_ROWS)
 PAIRED_BASELINE = replace(ALL_ACCEPT_BASELINE, name="first translation, halves paired",
                           rowmax_style="paired", sumexp_style="paired", final_style="paired",
                           sumexp_workers=2)
@@ -171,6 +177,7 @@ def optimisation_steps() -> list[tuple[str, KernelPlan]]:
         ("sum-exp stores e for the residual", {"store_e": True}),
         ("first row in chunks", {"first_row_chunks": OPTIMISED.first_row_chunks}),
         ("q chunks sized to the residual loop", {"q_fit": True}),
+        ("chunk waits inside the loop", {"gate_chunks": True}),
         ("Philox invariants hoisted", {"hoist_philox": True}),
     ]
     steps = [("first translation", ALL_ACCEPT_BASELINE)]

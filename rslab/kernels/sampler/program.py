@@ -33,7 +33,7 @@ attributed per phase from the trace (:mod:`rslab.kernels.sampler.run`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -103,6 +103,7 @@ class ProgramText:
         self.lines: list[str] = []
         self.bundle_glue = bundle_glue
         self._phases = 0
+        self.instances: dict = {}  # label of each hardware loop -> its Loop
 
     def phase(self, name: str):
         if name not in PHASES:
@@ -130,11 +131,14 @@ class ProgramText:
                 self.bundle(*step)
 
     def loop(self, code: Loop, label: str | None = None):
+        """The loop's text; every hardware loop gets a label ``lp<k>`` (``instances``), the
+        first of a kind also ``label``."""
         text = code.text.rstrip("\n").split("\n")
-        if label is not None:
-            at = next((i for i, line in enumerate(text) if line.startswith("loop ")), None)
-            if at is not None:
-                text.insert(at, f"{label}:")
+        at = next((i for i, line in enumerate(text) if line.startswith("loop ")), None)
+        if at is not None:
+            name = f"lp{len(self.instances)}"
+            self.instances[name] = code
+            text[at:at] = [f"{name}:"] + ([f"{label}:"] if label is not None else [])
         self.lines += text
 
     @property
@@ -151,6 +155,7 @@ class BuiltKernel:
     path: str
     plan: KernelPlan
     loops: dict  # loop label -> Loop (first instance of each kind)
+    instances: dict = field(default_factory=dict)  # ``lp<k>`` label -> Loop, every one
 
 
 class _Builder:
@@ -180,23 +185,30 @@ class _Builder:
             self.p.bundle(f"dmawait {tag}")
 
     def loop_of(self, body, u: int, style: str, carried: dict, rotating=(), *,
-                iterations: int = 64, last_drop=(), pool=None) -> Loop:
+                iterations: int = 64, last_drop=(), pool=None, gates=None) -> Loop:
         """The loop code of ``body`` (``rotating`` carried values renamed when pipelined) on
         the path's loop registers (or ``pool``), not yet placed in the program."""
         options = {"rotating": tuple(rotating)} if rotating else {}
         return emit_loop(body, iterations, style, carried=carried,
                          pool=pool or LOOP_POOL[self.path], model=self.model,
-                         last_drop=last_drop, per_iteration=u, shorten=True, **options)
+                         last_drop=last_drop, per_iteration=u, gates=gates, shorten=True,
+                         **options)
+
+    def gated(self, style: str, chunks) -> bool:
+        """Whether a loop over ``chunks`` waits for them inside one pipelined loop."""
+        return self.plan.gate_chunks and style == "pipelined" and len(chunks) > 1
 
     def emit(self, body, n_packed: int, u: int, style: str, carried: dict,
-             label: str, rotating=(), pad: bool = False, pool=None) -> Loop:
+             label: str, rotating=(), pad: bool = False, pool=None, gates=None) -> Loop:
         """The loop over ``n_packed`` packed vectors, ``u`` per iteration: a partial last
         iteration leaves out the missing vectors' ops, or, with ``pad``, reads the buffer's
-        padding; ``rotating`` carried values are renamed when pipelined."""
+        padding; ``rotating`` carried values are renamed when pipelined; ``gates``:
+        packed vector → op waiting before it (a multiple of ``u``)."""
         iterations = -(-n_packed // u)
         left = u if pad else n_packed - (iterations - 1) * u
         code = self.loop_of(body, u, style, carried, rotating, iterations=iterations,
-                            last_drop=remainder_drop(body, left, u), pool=pool)
+                            last_drop=remainder_drop(body, left, u), pool=pool,
+                            gates={a // u: op for a, op in (gates or {}).items()})
         first = label not in self.loops
         if first:
             self.loops[label] = code
@@ -299,7 +311,7 @@ class _Builder:
             p.label(f"next_{r}")
         p.phase("setup")
         p.lines.append("halt")
-        return BuiltKernel(p.text, L, self.path, self.plan, self.loops)
+        return BuiltKernel(p.text, L, self.path, self.plan, self.loops, p.instances)
 
     def constants(self):
         p = self.p
@@ -368,12 +380,15 @@ class _Builder:
         p.phase("max")
         u, land = plan.rowmax_u, plan.land_fp32
         accs = CARRIED[:u]
+        carried = {f"acc{i}": accs[i] for i in range(u)}
+        if self.gated(plan.rowmax_style, chunks):
+            chunks = [(0, L.n_packed, {a: f"dmawait {tag}" for a, _, tag in chunks[1:]})]
         for c, (a, b, tag) in enumerate(chunks):
             p.steps(f"dmawait {tag}" if c else "", f"sli {S_LB}, {buf + a * PACKED_BYTES}",
                     f"sli {S_FB}, {L.vm_fp32 + a * 2 * PACKED_BYTES}" if land else "",
                     *([] if c else [f"vli {acc}, -inf" for acc in accs]))
-            self.emit(rowmax_body(u, land), b - a, u, plan.rowmax_style,
-                      {f"acc{i}": accs[i] for i in range(u)}, "loop_rowmax")
+            self.emit(rowmax_body(u, land), b - a, u, plan.rowmax_style, carried,
+                      "loop_rowmax", gates=tag if isinstance(tag, dict) else None)
         for a in accs[1:]:
             p.bundle(f"vmax.f32 {accs[0]}, {accs[0]}, {a}")
         p.steps(f"vred.max {S_M}, {accs[0]}", f"vbcast {V_M}, {S_M}")
@@ -499,11 +514,17 @@ class _Builder:
         row = FinalRow(self, "residual", r, s)
         row.setup(RESIDUAL)
         buf = L.vm_buffers[L.buffer(r, s)]
-        for c, (a, b) in enumerate(self.chunks):
-            if plan.prefetch:
-                p.bundle(f"dmawait {Q_TAGS[c]}")
-            self.residual_bases(row, buf, a)
-            row.loop(b - a, "loop_residual")
+        if self.gated(plan.final_style, self.chunks):
+            p.bundle(f"dmawait {Q_TAGS[0]}")
+            self.residual_bases(row, buf, 0)
+            row.loop(L.n_packed, "loop_residual",
+                     {a: f"dmawait {Q_TAGS[c]}" for c, (a, _) in enumerate(self.chunks) if c})
+        else:
+            for c, (a, b) in enumerate(self.chunks):
+                if plan.prefetch:
+                    p.bundle(f"dmawait {Q_TAGS[c]}")
+                self.residual_bases(row, buf, a)
+                row.loop(b - a, "loop_residual")
         row.finish(s, buf)
         self.empty_residual_fallback(r, s, buf)
         self.finish_request(r, s, jump=s < L.S - 1)

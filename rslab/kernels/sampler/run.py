@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from tqdm import tqdm
 
+from rslab.kernels.sampler.floor import phase_floors
 from rslab.kernels.sampler.layout import SamplerLayout
 from rslab.kernels.sampler.plans import OPTIMISED, KernelPlan, optimisation_steps
 from rslab.kernels.sampler.program import PHASES, BuiltKernel, build_kernel
@@ -44,6 +45,7 @@ class SamplerRun:
     float_checks: dict = field(default_factory=dict)
     loops: dict = field(default_factory=dict)
     bundles: int = 0
+    floors: dict = field(default_factory=dict)  # phase -> achieved, bound_cycles, binding, ratio
 
     @property
     def tokens(self) -> np.ndarray:
@@ -132,9 +134,11 @@ def run_sampler(inputs, path: str = "fast", plan: KernelPlan = OPTIMISED, *, see
     checks = {}
     if compare:
         checks = compare_floats(outputs, ref.diagnostics)
-    return SamplerRun(kernel, run.cycles, dict(run.stalls), phase_cycles(run), outputs,
+    phases = phase_cycles(run)
+    return SamplerRun(kernel, run.cycles, dict(run.stalls), phases, outputs,
                       ref.tokens.astype(np.int32), ref.num_accepted.astype(np.int32), checks,
-                      _loop_figures(run, kernel), run.bundles)
+                      _loop_figures(run, kernel), run.bundles,
+                      phase_floors(run, kernel, phases))
 
 
 def run_steps(inputs, path: str = "fast", *, seed: int = 0, progress: bool = True) -> list[dict]:
