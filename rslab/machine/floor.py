@@ -80,15 +80,16 @@ class _Cutter:
         program = run.program
         marks = sorted(((pc, m.group(1)) for name, pc in program.labels.items()
                         if (m := re.compile(pattern).match(name))), key=lambda x: x[0])
-        self.starts = np.array([pc for pc, _ in marks], dtype=np.int64)
-        self.names = [name for _, name in marks]
-        self.default = default
-        self.loop_of = {}
+        starts = np.array([pc for pc, _ in marks], dtype=np.int64)
+        at = np.searchsorted(starts, np.arange(len(program.entries) + 1), side="right") - 1
+        self.region_of = [marks[i][1] if i >= 0 else default for i in at.tolist()]
+        self.loop_of = [None] * (len(program.entries) + 1)
         for pc, e in enumerate(program.entries):
             if e.kind == "loop":
                 for body in range(pc + 1, e.end):
-                    self.loop_of.setdefault(body, pc)
-        self.busy = [self._busy(info) for info in trace.op_infos]
+                    if self.loop_of[body] is None:
+                        self.loop_of[body] = pc
+        self.busy = [list(self._busy(info).items()) for info in trace.op_infos] + [[]]
 
     def _busy(self, info) -> dict:
         hold = 1 + self.config.sfu_hold
@@ -98,26 +99,23 @@ class _Cutter:
                 out[op.slot] = out.get(op.slot, 0) + (hold if op.slot == "sfu" else 1)
         return out
 
-    def region(self, pc: int) -> str:
-        i = int(np.searchsorted(self.starts, pc, side="right")) - 1
-        return self.names[i] if i >= 0 else self.default
-
     def cut(self) -> list[Part]:
         records = self.trace.issue_records
         parts: list[Part] = []
-        prev_t = 0
+        prev_t, last = 0, len(self.region_of) - 1
+        p = None
         for i, (t, pc, _stall, _cause, _iters) in enumerate(records):
-            loop_pc = self.loop_of.get(pc)
-            region = self.region(pc)
-            p = parts[-1] if parts else None
+            pc = min(pc, last)
+            loop_pc, region = self.loop_of[pc], self.region_of[pc]
             if p is None or p.region != region or p.loop_pc != loop_pc:
                 p = Part(region, i, i, loop_pc)
                 parts.append(p)
             p.last = i
             p.cycles += t - prev_t
             prev_t = t
-            for unit, n in self.busy[pc].items() if pc < len(self.busy) else ():
-                p.usage[unit] = p.usage.get(unit, 0) + n
+            usage = p.usage
+            for unit, n in self.busy[pc]:
+                usage[unit] = usage.get(unit, 0) + n
             if loop_pc is not None and pc == loop_pc + 1:
                 p.passes += 1
         for p in parts:
@@ -151,17 +149,3 @@ def run_parts(trace, pattern, *, default: str = "") -> list[Part]:
     """The parts of a traced run, each in the region its first bundle's label names
     (``pattern`` as in :meth:`rslab.machine.trace.Trace.cycles_by_label`)."""
     return _Cutter(trace, pattern, default).cut()
-
-
-def region_floors(parts, slots, recurrence=lambda pc: 0) -> dict:
-    """Per region: ``bound_cycles`` (the sum of its parts' floors), ``binding`` (what binds
-    the parts that hold most of it) and ``by_binding`` (floor cycles per binding)."""
-    out: dict = {}
-    for part in parts:
-        cycles, binding = part_floor(part, slots, recurrence)
-        r = out.setdefault(part.region, {"bound_cycles": 0, "by_binding": {}})
-        r["bound_cycles"] += cycles
-        r["by_binding"][binding] = r["by_binding"].get(binding, 0) + cycles
-    for r in out.values():
-        r["binding"] = max(r["by_binding"], key=r["by_binding"].get)
-    return out

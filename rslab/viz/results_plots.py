@@ -15,17 +15,37 @@ PHASE_COLOURS = {"max": "#4c72b0", "sumexp": "#55a868", "acceptance": "#8172b2",
 
 
 def results_table(rows, note: dict) -> str:
-    """Markdown table: our cycles and speedups beside the design note's (labelled as the note's)."""
+    """Markdown table: our cycles, speedups against every baseline measured, the optimised
+    program's floor, beside the design note's figures (labelled as the note's)."""
     lines = ["| test point | S | R | V | path | baseline (model) | optimised (model) | "
-             "speedup (model) | note: baseline | note: optimised | note: speedup | "
-             "tokens = reference |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "speedup (model) | also against (model) | floor (model) | optimised / floor | "
+             "note: baseline | note: optimised | note: speedup | tokens = reference |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         nb, no = note[r["name"]]
+        also = "; ".join(f"{a['baseline']}: {a['cycles']:,} ({a['speedup']:.2f}×)"
+                         for a in r.get("also_against", [])) or "—"
         lines.append(f"| {r['name']} | {r['S']} | {r['R']} | {r['vocab']:,} | {r['path']} | "
-                     f"{r['baseline_cycles']:,} | {r['optimized_cycles']:,} | "
-                     f"{r['speedup']:.2f}× | {nb:,} | {no:,} | {nb / no:.2f}× | "
+                     f"{r['baseline']}: {r['baseline_cycles']:,} | {r['optimized_cycles']:,} | "
+                     f"{r['speedup']:.2f}× | {also} | {r['optimized_bound_cycles']:,} | "
+                     f"{r['optimized_ratio']:.3f} | {nb:,} | {no:,} | {nb / no:.2f}× | "
                      f"{'yes' if r['tokens_match_reference'] else 'NO'} |")
+    return "\n".join(lines)
+
+
+def floor_table(rows, which: str = "optimized") -> str:
+    """Markdown table per test point and phase: achieved cycles, the floor, what binds it,
+    and their ratio (``which``: ``optimized`` or ``baseline``)."""
+    lines = ["| test point | phase | achieved | floor | binding | achieved / floor |",
+             "|---|---|---|---|---|---|"]
+    for r in rows:
+        for ph in PHASE_ORDER:
+            f = r[f"{which}_floor"][ph]
+            if not f["achieved"] and not f["bound_cycles"]:
+                continue
+            ratio = f"{f['ratio']:.3f}" if f["ratio"] is not None else "—"
+            lines.append(f"| {r['name']} | {PHASE_LABELS[ph]} | {f['achieved']:,} | "
+                         f"{f['bound_cycles']:,} | {f['binding']} | {ratio} |")
     return "\n".join(lines)
 
 

@@ -60,9 +60,12 @@ class Loop:
         return self.expansion.registers[value][0]
 
     def figures(self, stalls_per_iter: float | None = None) -> dict:
-        """II, ResMII, RecMII and stage count when modulo-scheduled (else None), and the stalls
-        per iteration a caller measured."""
+        """II, ResMII, RecMII and stage count when modulo-scheduled (else None), the stalls
+        per iteration a caller measured, and II and MII per packed vector of an iteration."""
         b = self.schedule.bounds if self.schedule is not None else None
+        u = self.per_iteration
         return {"ii": self.ii, "res_mii": b.res_mii if b else None,
                 "rec_mii": b.rec_mii if b else None, "stage_count": self.stage_count,
-                "stalls_per_iter": stalls_per_iter}
+                "stalls_per_iter": stalls_per_iter,
+                "per_vector": self.ii / u if b else None,
+                "bound_per_vector": b.mii / u if b else None}

@@ -11,8 +11,11 @@ binds the parts that hold most of the floor: a unit (``valu``, ``st``, ``sfu`` â
 
 **DMA wait.** Every transfer but the first row's can be hidden behind work, so the
 floor of the waiting is that of the start: the first logits row arrives no sooner than
-the DMA latency plus its bytes over the bandwidth, and only its own row max (that
-row max's floor) can run meanwhile.
+the DMA latency plus its bytes over the bandwidth, and only the work up to the end of
+its row max (the setup, the first acceptance glue and that row max, each at its
+floor) can run meanwhile. This is a floor of the start as a whole (work plus wait): a
+program whose early work is slower than its floor hides more of the transfer, and its
+DMA wait may come out below this figure.
 
 ``ratio`` is achieved cycles over the floor (1.0 would be the machine's floor for
 this work; a lower floor needs less work, that is another program).
@@ -20,9 +23,7 @@ this work; a lower floor needs less work, that is another program).
 
 from __future__ import annotations
 
-import re
-
-from rslab.machine.floor import region_floors, run_parts
+from rslab.machine.floor import part_floor, run_parts
 
 INSTANCE = r"^(ph\d+_\w+)$"
 """A phase instance's label: ``ph<n>_<phase>``."""
@@ -40,34 +41,35 @@ def _loop_recurrence(run, kernel):
     return per_pc.get
 
 
-def dma_floor(run, row_bytes: int, floors_by_instance) -> int:
+def dma_floor(run, row_bytes: int, parts, floors) -> int:
     """The floor of the DMA waits: latency + the first row's bytes over the bandwidth, less
-    that row max's floor (at least 0)."""
-    firsts = sorted((int(re.match(r"ph(\d+)_", k).group(1)), k) for k in floors_by_instance
-                    if k.endswith("_max"))
-    if not firsts:
+    the floors of the parts up to the end of the first row max (at least 0)."""
+    ends = [i for i, p in enumerate(parts) if _phase(p.region) == "max"]
+    if not ends:
         return 0
+    first = parts[ends[0]].region
+    last = max(i for i in ends if parts[i].region == first)
     cfg = run.config
     arrive = cfg.dma_latency + -(-row_bytes // cfg.dma_bytes_per_cycle)
-    return max(0, arrive - floors_by_instance[firsts[0][1]]["bound_cycles"])
+    return max(0, arrive - sum(floors[: last + 1]))
 
 
 def phase_floors(run, kernel, achieved: dict) -> dict:
     """Per phase of ``achieved`` (cycles per phase): ``achieved``, ``bound_cycles``,
     ``binding`` and ``ratio``, from the traced ``run`` of ``kernel``."""
     parts = run_parts(run.trace, INSTANCE, default="setup")
-    by_instance = region_floors(parts, run.config.slots, _loop_recurrence(run, kernel))
+    recurrence = _loop_recurrence(run, kernel)
+    floors = [part_floor(p, run.config.slots, recurrence) for p in parts]
     out = {name: {"achieved": int(cycles), "bound_cycles": 0, "by_binding": {}}
            for name, cycles in achieved.items()}
-    for instance, f in by_instance.items():
-        phase = out.setdefault(_phase(instance), {"achieved": 0, "bound_cycles": 0,
-                                                  "by_binding": {}})
-        phase["bound_cycles"] += f["bound_cycles"]
-        for binding, cycles in f["by_binding"].items():
-            phase["by_binding"][binding] = phase["by_binding"].get(binding, 0) + cycles
+    for part, (cycles, binding) in zip(parts, floors, strict=True):
+        phase = out.setdefault(_phase(part.region), {"achieved": 0, "bound_cycles": 0,
+                                                     "by_binding": {}})
+        phase["bound_cycles"] += cycles
+        phase["by_binding"][binding] = phase["by_binding"].get(binding, 0) + cycles
     if "dma_wait" in out:
-        out["dma_wait"]["bound_cycles"] = dma_floor(run, kernel.layout.row_bytes, by_instance)
-        out["dma_wait"]["by_binding"] = {"dma": out["dma_wait"]["bound_cycles"]}
+        dma = dma_floor(run, kernel.layout.row_bytes, parts, [f for f, _ in floors])
+        out["dma_wait"].update(bound_cycles=dma, by_binding={"dma": dma})
     for phase in out.values():
         by = phase.pop("by_binding")
         phase["binding"] = max(by, key=by.get) if any(by.values()) else "none"
