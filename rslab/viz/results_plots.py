@@ -185,3 +185,46 @@ def step_bars(rows, *, title: str = "One optimisation at a time (all-accept)"):
     ax.set_title(title)
     fig.tight_layout()
     return fig
+
+
+def headline_table(items) -> str:
+    """Markdown: per test point our optimised cycles against the floor and the speedup against
+    every baseline, beside the design note's figures (labelled as the note's)."""
+    lines = ["| test point | optimised (model) | floor (model) | optimised / floor | "
+             "speedup (model) | note: optimised | note: speedup |",
+             "|---|---|---|---|---|---|---|"]
+    for it in items:
+        speedups = "<br>".join(f"{s:.2f}× against {b}" for b, s in it["speedups"])
+        lines.append(f"| {it['name']} | {it['optimised']:,} | {it['floor']:,} | "
+                     f"{it['ratio']:.3f} | {speedups} | {it['note_optimised']:,} | "
+                     f"{it['note_speedup']:.2f}× against the note's {it['note_baseline']} |")
+    return "\n".join(lines)
+
+
+def floor_bars(items, *, title: str = "Achieved against the floor, per phase"):
+    """Per test point, per phase: the baseline's and the optimised program's cycles and the
+    optimised program's floor (log scale), with achieved / floor above each pair."""
+    names = sorted({it["name"] for it in items}, key=[it["name"] for it in items].index)
+    fig, axes = plt.subplots(1, len(names), figsize=(5.6 * len(names), 4.2), squeeze=False)
+    for ax, name in zip(axes[0], names, strict=True):
+        rows = [it for it in items if it["name"] == name]
+        x = np.arange(len(rows))
+        ax.bar(x - 0.27, [r["baseline"] for r in rows], 0.27, color="#dddddd",
+               label="baseline: achieved")
+        ax.bar(x, [r["optimised"] for r in rows], 0.27,
+               color=[PHASE_COLOURS[r["phase"]] for r in rows], label="optimised: achieved")
+        ax.bar(x + 0.27, [max(r["floor"], 1) for r in rows], 0.27, fill=False, hatch="//",
+               edgecolor="k", label="optimised: floor")
+        for xi, r in zip(x, rows, strict=True):
+            if r["ratio"] is not None:
+                ax.annotate(f"{r['ratio']:.2f}", (xi + 0.1, max(r["optimised"], r["floor"])),
+                            xytext=(0, 3), textcoords="offset points", ha="center", fontsize=7)
+        ax.set_xticks(x, [PHASE_LABELS[r["phase"]].replace(" ", "\n", 1) for r in rows],
+                      fontsize=7)
+        ax.set_yscale("log")
+        ax.set_ylabel("cycles (log scale)")
+        ax.set_title(name, fontsize=10)
+    axes[0][0].legend(fontsize=7, loc="upper right")
+    fig.suptitle(title)
+    fig.tight_layout()
+    return fig

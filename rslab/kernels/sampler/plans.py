@@ -56,17 +56,17 @@ then the steps that lower the bound itself (fewer ops on the binding unit):
    counter-plus-offset add;
 7. the argmax over the block of an iteration's streams, the winning iteration
    recomputed once per row (:mod:`rslab.kernels.ops.block_argmax`);
-8. two packed vectors per final-row iteration on the Fast path (the Exact path
-   already takes two: one Philox block);
-9. the sum-exp pass stores e over the landed row on its idle store slot, and the
+8. the sum-exp pass stores e over the landed row on its idle store slot, and the
    residual row loads e instead of recomputing it;
-10. the program's first row fetched in chunks, so its row max starts on the
-    first chunk (and its transfer starts before the tables have landed);
-11. the q row of a residual in chunks sized to the residual loop's pace (each lands
+9. the program's first row fetched in chunks, so its row max starts on the
+   first chunk (and its transfer starts before the tables have landed);
+10. the q row of a residual in chunks sized to the residual loop's pace (each lands
     before the loop reaches it): the faster residual row no longer waits;
-12. one software-pipelined loop over a row that arrives in chunks, waiting for each
+11. one software-pipelined loop over a row that arrives in chunks, waiting for each
     chunk inside it, instead of one loop per chunk (each filling and draining its
     pipeline);
+12. two packed vectors per final-row iteration on the Fast path (the Exact path
+    already takes two: one Philox block);
 13. the Exact path's loop-invariant Philox ops hoisted out of the final rows
     (c1, c2, c3 are constant over a row): the optimised kernel.
 """
@@ -174,11 +174,11 @@ def optimisation_steps() -> list[tuple[str, KernelPlan]]:
         ("float32 landed (a′)", {"land_fp32": True}),
         ("counters renamed (MVE)", {"rotate_counters": True}),
         ("block argmax, winner recomputed", {"argmax": "block"}),
-        ("2 vectors / final-row iteration", {"final_u": OPTIMISED.final_u}),
         ("sum-exp stores e for the residual", {"store_e": True}),
         ("first row in chunks", {"first_row_chunks": OPTIMISED.first_row_chunks}),
         ("q chunks sized to the residual loop", {"q_fit": True}),
         ("chunk waits inside the loop", {"gate_chunks": True}),
+        ("2 vectors / final-row iteration", {"final_u": OPTIMISED.final_u}),
         ("Philox invariants hoisted", {"hoist_philox": True}),
     ]
     steps = [("first translation", ALL_ACCEPT_BASELINE)]

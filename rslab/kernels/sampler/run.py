@@ -12,7 +12,7 @@ for a DMA, which are charged to ``dma_wait``).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 from tqdm import tqdm
@@ -141,14 +141,19 @@ def run_sampler(inputs, path: str = "fast", plan: KernelPlan = OPTIMISED, *, see
                       phase_floors(run, kernel, phases))
 
 
-def run_steps(inputs, path: str = "fast", *, seed: int = 0, progress: bool = True) -> list[dict]:
-    """Cycles, cycles per phase and tokens of every step on ``inputs``."""
+def run_steps(inputs, path: str = "fast", *, seed: int = 0, progress: bool = True,
+              known=()) -> list[dict]:
+    """Cycles, cycles per phase and tokens of every step on ``inputs``; ``known``: runs of
+    some of the plans on the same inputs, path and seed, not simulated again."""
     rows = []
     steps = optimisation_steps()
+    have = {(replace(run.kernel.plan, name=""), run.kernel.path): run for run in known}
     first = None
     for label, plan in tqdm(steps, desc="optimisation steps", disable=not progress,
                             leave=False):
-        run = run_sampler(inputs, path, plan, seed=seed)
+        run = have.get((replace(plan, name=""), path))
+        if run is None:
+            run = run_sampler(inputs, path, plan, seed=seed)
         first = first or run.cycles
         rows.append({"step": label, "cycles": int(run.cycles),
                      "speedup": first / run.cycles,
