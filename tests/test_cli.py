@@ -35,6 +35,9 @@ def test_bench_prints_the_kernel_table_and_stable_json():
     lines = proc.stdout.splitlines()
     header = next(line for line in lines if line.startswith("| test point"))
     assert "baseline" in header and "optimised" in header and "speedup" in header
+    assert "floor" in header and "also against" in header
+    assert any(line.startswith("| test point | phase | achieved | floor | binding |")
+               for line in lines)
     assert any(line.startswith("| all-accept | 4 | 8 | 512 | fast") for line in lines)
     assert any(line.startswith("| first-reject | 4 | 2 | 512 | fast") for line in lines)
     proc = run("bench", "--only", "kernels", "--vocab", "512", "--path", "exact", "--json")
@@ -45,4 +48,13 @@ def test_bench_prints_the_kernel_table_and_stable_json():
         assert {"S", "R", "vocab", "path", "baseline_cycles", "optimized_cycles", "speedup",
                 "tokens_match_reference"} <= set(r)
         assert r["path"] == "exact" and r["tokens_match_reference"]
+        for which in ("optimized_floor", "baseline_floor"):
+            phases = r[which]
+            assert {"max", "sumexp", "acceptance", "dma_wait"} <= set(phases)
+            for f in phases.values():
+                assert {"achieved", "bound_cycles", "binding", "ratio"} <= set(f)
+        assert r["optimized_floor"]["sumexp"]["bound_cycles"] > 0
+        assert r["optimized_floor"]["sumexp"]["ratio"] >= 1
+    assert [a["baseline"] for a in out["scenarios"][0]["also_against"]] == \
+        ["first translation, halves paired"]
     assert {"sumexp", "residual_gumbel"} <= set(out["loops"])

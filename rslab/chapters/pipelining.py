@@ -1,4 +1,5 @@
-"""Chapter 4, *Software pipelining*: the design points behind its two sliders, re-run live.
+"""Chapter 4, *Software pipelining*: the design points behind its two sliders, re-run live,
+and every loop's II against its lower bounds.
 
 Each point schedules the sum-exp loop for one machine variant, runs it on the
 simulator and measures its steady state (``pipeline_bench.sumexp_point``).
@@ -9,7 +10,10 @@ import functools
 import io
 from pathlib import Path
 
+import numpy as np
+
 from rslab.kernels.studies import steady as pb
+from rslab.kernels.studies.argmax_loop import run_argmax
 from rslab.viz import schedule_plots as sp
 from rslab.viz.controls import int_control
 
@@ -83,10 +87,46 @@ def command_output(*argv) -> str:
 def example_row(path, n_packed: int = 64, seed: int = 0):
     """Write a row of ``n_packed`` packed BF16 vectors to ``path`` (.npy) for ``--vmem``;
     return its float32 values (what the loop sums)."""
-    import numpy as np
-
     from rslab.machine.examples import sumexp_inputs
 
     words, _, values = sumexp_inputs(n_packed, seed)
     np.save(path, words)
     return values
+
+
+def loop_bounds(vocab: int = 1024) -> list[dict]:
+    """II, ResMII and RecMII of this chapter's study loops and of the full sampler's
+    optimised loops (both paths, built for ``vocab``), per loop; for the sampler's also the
+    II the scheduler reaches when registers are no limit (``unlimited_ii``)."""
+    from rslab.kernels.loops.emit import schedule_body
+    from rslab.kernels.sampler.layout import SamplerLayout
+    from rslab.kernels.sampler.program import build_kernel
+    from rslab.kernels.studies.sumexp_loop import sumexp_body
+    from rslab.schedule import modulo_schedule
+
+    rows = []
+    for workers in (1, 4):
+        sched = modulo_schedule(sumexp_body(workers=workers), reserve_scalar=1)
+        rows.append({"loop": f"study: sum-exp ({workers} worker{'s' * (workers > 1)})",
+                     "ii": sched.ii, "res_mii": sched.bounds.res_mii,
+                     "rec_mii": sched.bounds.rec_mii, "per_iteration": 2})
+    for variant in ("select", "max"):
+        sched = run_argmax(np.zeros(256, np.float32), variant=variant).schedule
+        rows.append({"loop": f"study: argmax ({variant})", "ii": sched.ii,
+                     "res_mii": sched.bounds.res_mii, "rec_mii": sched.bounds.rec_mii,
+                     "per_iteration": 1})
+    for kind in ("residual", "bonus"):
+        f = pb.residual_figures(kind=kind)
+        rows.append({"loop": f"study: {kind} Gumbel-argmax", "ii": f["ii"],
+                     "res_mii": f["res_mii"], "rec_mii": f["rec_mii"], "per_iteration": 1})
+    names = {"loop_rowmax": "row max", "loop_sumexp": "sum-exp", "loop_bonus": "bonus row",
+             "loop_residual": "residual row"}
+    for path in ("fast", "exact"):
+        kernel = build_kernel(SamplerLayout(1, 1, vocab), path)
+        for label, code in kernel.loops.items():
+            g = code.schedule.graph
+            free = schedule_body(g.ops, g.model, rotating=tuple(g.rotating), shorten=True)
+            rows.append({"loop": f"sampler ({path}): {names[label]}", "ii": code.ii,
+                         "res_mii": free.bounds.res_mii, "rec_mii": free.bounds.rec_mii,
+                         "per_iteration": code.per_iteration, "unlimited_ii": free.ii})
+    return rows

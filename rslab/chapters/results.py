@@ -1,13 +1,32 @@
-"""Chapter 7, *Results*: per-loop figures of the two kernels, and the vocabulary sweep live."""
+"""Chapter 7, *Results*: per-loop figures of the two kernels, the floor per phase, the
+headline table, and the vocabulary sweep live."""
 
+from rslab.kernels.sampler.bodies import final_body
 from rslab.kernels.sampler.plans import OPTIMISED
 from rslab.kernels.sampler.scenarios import run_scenarios
+from rslab.schedule import slot_of
 from rslab.viz import results_plots as rp
 from rslab.viz.controls import int_control
 
 LOOPS = (("row max", "loop_rowmax", "rowmax_u"), ("sum-exp", "loop_sumexp", "sumexp_u"),
          ("bonus Gumbel-argmax", "loop_bonus", "final_u"))
 """(name, program label, unroll field of the plan) of each loop the chapter compares."""
+
+
+def headline(rows, note: dict) -> list[dict]:
+    """Per test point: our optimised cycles, its floor and ratio, the speedups against every
+    baseline measured, and the design note's optimised cycles and speedup (the note's)."""
+    out = []
+    for r in rows:
+        nb, no = note[r["name"]]
+        speedups = [(r["baseline"], r["speedup"])]
+        speedups += [(a["baseline"], a["speedup"]) for a in r["also_against"]]
+        out.append({"name": r["name"], "optimised": r["optimized_cycles"],
+                    "floor": r["optimized_bound_cycles"], "ratio": r["optimized_ratio"],
+                    "speedups": speedups, "note_optimised": no, "note_speedup": nb / no,
+                    "note_baseline": "first correct implementation" if r["name"] == "all-accept"
+                    else "partly optimised baseline"})
+    return out
 
 
 def per_vector(run, label: str, unroll: int) -> float:
@@ -53,3 +72,27 @@ def vocab_control(vocabs):
     frames = sorted(v for v in vocabs if v <= LIVE_VOCAB)
     return int_control("vocab", 256, LIVE_VOCAB, step=256, frames=frames, value=frames[-1],
                        label="vocab V", fmt=lambda v: f"{v:,}")
+
+
+def floor_items(rows) -> list[dict]:
+    """Per test point and phase (with cycles): the baseline's and the optimised program's
+    cycles, the optimised program's floor, its binding and achieved / floor."""
+    out = []
+    for r in rows:
+        for ph in rp.PHASE_ORDER:
+            f = r["optimized_floor"][ph]
+            base = r["baseline_phases"][ph]
+            if f["achieved"] or f["bound_cycles"] or base:
+                out.append({"name": r["name"], "phase": ph, "baseline": base,
+                            "optimised": f["achieved"], "floor": f["bound_cycles"],
+                            "binding": f["binding"], "ratio": f["ratio"]})
+    return out
+
+
+def valu_ops_per_vector(plan, path: str, kind: str = "bonus") -> float:
+    """VALU ops per float32 vector of a final row's loop body under ``plan``."""
+    u = 2 if path == "exact" else plan.final_u
+    body = final_body(kind, path, u, counters="own" if plan.rotate_counters and path == "fast"
+                      else "offsets", argmax=plan.argmax,
+                      hoisted=["v0"] * 4 if path == "exact" and plan.hoist_philox else None)
+    return sum(slot_of(op.opcode) == "valu" for op in body) / (2 * u)

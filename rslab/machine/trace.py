@@ -61,6 +61,16 @@ class Trace:
         self._ops = None
 
     @property
+    def issue_records(self) -> list:
+        """The raw records, one per issued bundle: (cycle, pc, stall, cause index, iters)."""
+        return self._records
+
+    @property
+    def op_infos(self) -> list:
+        """Per pc, the ``OpInfo`` of each op of the bundle (:mod:`rslab.machine.decode`)."""
+        return self._static
+
+    @property
     def bundles(self) -> list[BundleRecord]:
         """One ``BundleRecord`` per issued bundle, in issue order (halt included)."""
         if self._bundles is None:
@@ -105,12 +115,14 @@ class Trace:
         marks = sorted(((pc, m.group(1)) for name, pc in self.run.program.labels.items()
                         if (m := regex.match(name))), key=lambda x: x[0])
         starts = np.array([pc for pc, _ in marks], dtype=np.int64)
+        at = np.searchsorted(starts, np.arange(len(self.run.program.entries) + 1),
+                             side="right") - 1
+        region_of = [marks[i][1] if i >= 0 else default for i in at.tolist()]
         separate = {CAUSES.index(c): name for c, name in (separate or {}).items()}
         totals: dict = {}
         prev, region = 0, default
         for t, pc, stall, cause, _ in self._records:
-            i = int(np.searchsorted(starts, pc, side="right")) - 1
-            region = marks[i][1] if i >= 0 else default
+            region = region_of[min(pc, len(region_of) - 1)]
             gap = t - prev
             if cause in separate:
                 totals[separate[cause]] = totals.get(separate[cause], 0) + stall
@@ -171,18 +183,18 @@ class Trace:
         pc0, end, level = _find_loop(self.run.program, loop)
         its = []
         current = None
-        for rec in self.bundles:
-            if not pc0 < rec.pc < end:
+        for t, pc, stall, cause, iters in self._records:
+            if not pc0 < pc < end:
                 current = None
                 continue
-            key = rec.iters[:level + 1]
+            key = iters[:level + 1]
             if current is None or key != current["key"]:
-                current = {"key": key, "start": rec.cycle - rec.stall, "bundles": 0,
+                current = {"key": key, "start": t - stall, "bundles": 0,
                            "stalls": dict.fromkeys(CAUSES, 0)}
                 its.append(current)
             current["bundles"] += 1
-            if rec.cause is not None:
-                current["stalls"][rec.cause] += rec.stall
+            if cause >= 0:
+                current["stalls"][CAUSES[cause]] += stall
         return its
 
     def steady_state(self, loop, warmup: int = 2) -> dict:

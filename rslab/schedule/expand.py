@@ -3,6 +3,13 @@
 :func:`expand` unrolls the kernel until no register is overwritten before its
 last read (Lam 1988), allocates the values' registers by circular-arc colouring,
 and emits assembly in the machine's syntax (:mod:`rslab.machine.asm`).
+
+A loop-carried value is either *pinned* (one register for every iteration: its
+next definition waits for every read of the current one) or *rotating*
+(:func:`~rslab.schedule.body.build_graph` ``rotating``): renamed like any other
+value, so a counter's update need not wait for the last read of its previous
+value. Given a caller's register (``carried_registers``), a rotating value enters
+the loop from it and leaves the loop in it, exactly like a pinned one.
 """
 
 from __future__ import annotations
@@ -11,6 +18,7 @@ import math
 from dataclasses import dataclass, field
 
 from rslab.schedule.body import closure_of_consumers, src_use
+from rslab.schedule.model import slot_of
 from rslab.schedule.modulo import Schedule
 
 
@@ -52,7 +60,8 @@ class Expansion:
         """Bundles issued if nothing stalls (kernel repeated, markers excluded)."""
         straight = sum(1 for b in self.bundles if not isinstance(b, tuple))
         kernel = self.unroll * self.schedule.ii
-        return straight + (self.kernel_passes - 1) * kernel if self.kernel_passes else straight
+        return straight + sum((b[1] - 1) * kernel for b in self.bundles
+                              if isinstance(b, tuple) and b[0] == "loop")
 
 
 def register_copies(schedule: Schedule) -> dict:
@@ -65,14 +74,17 @@ def register_copies(schedule: Schedule) -> dict:
 
 
 def allocate_registers(schedule: Schedule, unroll: int, registers, carried_registers: dict,
-                       carried=()) -> dict:
+                       carried=(), entry=None) -> dict:
     """value -> one register per kernel copy (iteration mod ``unroll``), shared where possible.
 
     Each instance occupies its register from the issue of its definition to the
     issue of its last read (a new definition may issue in the bundle of that
     read: bundles read registers before writing). Instances are arcs on the
-    circle of ``unroll·II`` cycles, coloured first-fit by start.
+    circle of ``unroll·II`` cycles, coloured first-fit by start. A rotating value
+    in ``entry`` has its last copy (the one iteration −1 would use) in its entry
+    register, so the first iteration reads the caller's value there.
     """
+    entry = dict(entry or {})
     g, ii = schedule.graph, schedule.ii
     period = unroll * ii
     life = schedule.lifetimes()
@@ -88,6 +100,9 @@ def allocate_registers(schedule: Schedule, unroll: int, registers, carried_regis
     taken = {r: [] for r in pool}
     out = {v: [carried_registers[v]] for v in carried}
     for start, length, v, j in arcs:
+        if v in entry and j == unroll - 1:
+            out.setdefault(v, [None] * unroll)[j] = entry[v]
+            continue
         for r in pool:
             if all(not _arcs_overlap(start, length, s2, l2, period) for s2, l2 in taken[r]):
                 taken[r].append((start, length))
@@ -127,12 +142,15 @@ def _checked_drop(graph, last_drop) -> set:
 
 
 def expand(schedule: Schedule, iterations: int, *, registers, carried_registers=None,
-           last_drop=(), pointers_advance: bool = True) -> Expansion:
+           last_drop=(), pointers_advance: bool = True, gates=None) -> Expansion:
     """Prologue / kernel / epilogue for ``iterations`` iterations, with MVE.
 
     ``registers`` is the pool of free vector register names for loop values;
     ``carried_registers`` maps each loop-carried value (e.g. an accumulator)
     to its fixed register, which the caller initialises and reads afterwards;
+    a rotating value named there is read from it by the first iteration (its
+    last copy is that register) and copied back to it from the last (a ``vmov``
+    in a free VALU slot of the epilogue, or a bundle of its own);
     ``last_drop`` lists op labels left out of the last iteration (a partial
     last iteration: the remainder); they must be closed under consumers.
     The kernel is unrolled U = max copies times and repeated with a
@@ -140,10 +158,16 @@ def expand(schedule: Schedule, iterations: int, *, registers, carried_registers=
     are emitted as straight-line code. Each memory base register advances once
     per kernel pass in the last bundles (the scalar slots reserved by
     :func:`modulo_schedule` ``reserve_scalar``) when ``pointers_advance``.
+    ``gates`` maps an iteration to an op (e.g. ``dmawait 6``) issued before any op of
+    it: the loop waits for data arriving in chunks without draining the pipeline (the
+    blocks where a gate waits are straight-line code, the loop resumes after them).
     """
     g = schedule.graph
     if not isinstance(iterations, int) or iterations < 1:
         raise ValueError(f"iterations must be a positive int, got {iterations!r}")
+    bad = [g for g in (gates or {}) if not isinstance(g, int) or not 0 < g < iterations]
+    if bad:
+        raise ValueError(f"gates: iterations {bad} are not in 1 … {iterations - 1}")
     carried_registers = dict(carried_registers or {})
     carried = _carried_values(g)
     missing = carried - set(carried_registers)
@@ -152,37 +176,62 @@ def expand(schedule: Schedule, iterations: int, *, registers, carried_registers=
     last_drop = _checked_drop(g, last_drop)
     copies = register_copies(schedule)
     unroll = max([copies[v] for v in copies if v not in carried] or [1])
-    regs = allocate_registers(schedule, unroll, registers, carried_registers, carried)
-    emitter = _Emitter(schedule, iterations, unroll, regs, last_drop)
+    entry = {v: carried_registers[v] for v in g.rotating if v in carried_registers}
+    regs = allocate_registers(schedule, unroll, registers, carried_registers, carried, entry)
+    emitter = _Emitter(schedule, iterations, unroll, regs, last_drop, gates)
     if emitter.passes and pointers_advance and len(emitter.bases) > schedule.ii:
         raise ValueError("more memory bases than scalar slots in the kernel")
     if emitter.passes and not pointers_advance and emitter.bases:
         raise ValueError("pointers_advance=False needs a loop without strided memory operands")
-    initial = {v: regs[v][-1 % len(regs[v])] for v in g.rotating}
+    dropped = sorted(v for v in entry if g.ops[g.producers[v]].label in last_drop)
+    if dropped:
+        raise ValueError(f"last_drop: rotating values {dropped} must be defined in the last "
+                         "iteration to leave the loop")
+    emitter.entry = entry
+    initial = {v: entry.get(v, regs[v][-1 % len(regs[v])]) for v in g.rotating}
     return Expansion(schedule, iterations, unroll, emitter.passes, regs, emitter.bundles(),
                      {b: emitter.step[b] * emitter.passes for b in emitter.bases}, initial)
 
 
 class _Emitter:
-    """The code of an expanded loop, block by block (block b: cycles b·II … b·II + II − 1)."""
+    """The code of an expanded loop, block by block (block b: cycles b·II … b·II + II − 1).
 
-    def __init__(self, schedule, iterations, unroll, regs, last_drop):
+    Block b holds stage s of iteration b − s. Blocks whose stages all hold complete
+    iterations may run as passes of a hardware loop (``unroll`` blocks a pass); the
+    others, and the blocks where a gate waits, are straight-line code.
+    """
+
+    def __init__(self, schedule, iterations, unroll, regs, last_drop, gates=None):
         g, ii = schedule.graph, schedule.ii
         self.g, self.ii, self.times, self.n = g, ii, schedule.times, iterations
         self.unroll, self.regs, self.last_drop = unroll, regs, last_drop
         self.sc = schedule.stage_count
+        self.gates = dict(gates or {})
         self.bases = sorted({op.addr.base for op in g.ops
                              if op.addr is not None and op.addr.stride})
-        full_iters = iterations - 1 if last_drop else iterations
-        # blocks SC-1 .. full_iters-1 hold only complete iterations in every stage
-        self.passes = max(0, full_iters - self.sc + 1) // unroll
-        self.loop_first = self.sc - 1
-        self.loop_end = self.loop_first + self.passes * unroll
+        self.full = iterations - 1 if last_drop else iterations
+        self.stretches = self._stretches()
+        self.passes = sum(p for _, p in self.stretches)
         self.step = {b: 0 for b in self.bases}
         for op in g.ops:
             if op.addr is not None and op.addr.stride:
                 self.step[op.addr.base] = op.addr.stride * unroll
         self.inc_rows = {b: ii - 1 - j for j, b in enumerate(self.bases)}
+        self.entry = {}  # rotating value -> the caller's register it enters and leaves by
+        self.life = schedule.lifetimes()
+        self.at = {}  # straight-line block -> index of its first bundle in the code
+
+    def _stretches(self) -> list:
+        """(first block, passes) of each hardware loop: runs of blocks SC−1 … full−1 (only
+        complete iterations in every stage) between gate blocks, in whole passes."""
+        out, block = [], self.sc - 1
+        cuts = sorted(g for g in self.gates if block <= g < self.full) + [self.full]
+        for cut in cuts:
+            passes = max(0, cut - block) // self.unroll
+            if passes:
+                out.append((block, passes))
+            block = cut + 1
+        return out
 
     def operand(self, k, src, it):
         use = src_use(src, k, self.g.producers)
@@ -192,28 +241,20 @@ class _Emitter:
         copies = self.regs[self.g.ops[p].dst]
         return copies[(it - d) % len(copies)]
 
-    def advanced(self, base, block, row, in_loop) -> int:
-        """Iterations by which ``base`` has already advanced at (block, row)."""
-        if not self.passes:
-            return 0
-        if block >= self.loop_end:
-            return self.passes * self.unroll
-        if in_loop and block == self.loop_first + self.unroll - 1 and row > self.inc_rows[base]:
-            return self.unroll
-        return 0
-
-    def op_text(self, k, it, block, row, in_loop):
+    def op_text(self, k, it, row, moved, last_block):
         op, regs = self.g.ops[k], self.regs
         srcs = [self.operand(k, s, it) for s in op.register_srcs()]
         dst = None if op.dst is None or op.is_push else regs[op.dst][it % len(regs[op.dst])]
         imm = None
         if op.addr is not None:
             a = op.addr
-            moved = self.advanced(a.base, block, row, in_loop) if a.stride else 0
-            imm = a.offset + (it - moved) * a.stride
+            ahead = self.unroll if a.stride and last_block and row > self.inc_rows[a.base] else 0
+            imm = a.offset + (it - (moved + ahead if a.stride else 0)) * a.stride
         return op.assembly(dst, srcs, imm)
 
-    def block_bundles(self, block, in_loop):
+    def block_bundles(self, block, moved, last_block=False):
+        """One block's bundles; ``moved``: iterations the bases have advanced by; in the last
+        block of a pass (``last_block``) the bases advance in their reserved rows."""
         out = []
         for row in range(self.ii):
             bundle = []
@@ -224,26 +265,73 @@ class _Emitter:
                     continue
                 if it == self.n - 1 and self.g.ops[k].label in self.last_drop:
                     continue
-                bundle.append(self.op_text(k, it, block, row, in_loop))
-            if in_loop and block == self.loop_first + self.unroll - 1:
+                bundle.append(self.op_text(k, it, row, moved, last_block))
+            if last_block:
                 bundle += [f"sadd {b}, {b}, {self.step[b]}" for b, r in self.inc_rows.items()
                            if r == row]
             out.append(bundle)
         return out
 
+    def straight(self, out, block, moved):
+        self.at[block] = len(out)
+        bundles = self.block_bundles(block, moved)
+        if block in self.gates:
+            first = bundles[0]
+            scalar = sum(slot_of(t.split()[0]) == "scalar" for t in first)
+            if scalar < self.g.model.units["scalar"]:
+                first.append(self.gates[block])
+            else:
+                bundles.insert(0, [self.gates[block]])
+                self.at[block] += 1
+        out += bundles
+
     def bundles(self) -> list:
-        """Prologue, ``loop passes`` kernel ``endloop``, epilogue (trailing empty bundles cut)."""
-        out = []
-        for block in range(0, self.loop_first):
-            out += self.block_bundles(block, False)
-        if self.passes:
-            out.append(("loop", self.passes))
-            for block in range(self.loop_first, self.loop_first + self.unroll):
-                out += self.block_bundles(block, True)
+        """Prologue, the hardware loops between straight-line blocks, epilogue (trailing empty
+        bundles cut)."""
+        out, moved, block = [], 0, 0
+        for first, passes in self.stretches:
+            for b in range(block, first):
+                self.straight(out, b, moved)
+            out.append(("loop", passes))
+            for b in range(first, first + self.unroll):
+                out += self.block_bundles(b, moved, last_block=b == first + self.unroll - 1)
             out.append(("endloop",))
-        for block in range(self.loop_end if self.passes else self.loop_first,
-                           self.n + self.sc - 1):
-            out += self.block_bundles(block, False)
+            moved += passes * self.unroll
+            block = first + passes * self.unroll
+        for b in range(block, self.n + self.sc - 1):
+            self.straight(out, b, moved)
         while out and out[-1] == []:
             out.pop()
+        for value, register in sorted(self.entry.items()):
+            self.leave(out, value, register)
         return out
+
+    def leave(self, out, value, register):
+        """Copy the last iteration's ``value`` into ``register`` while that copy is live (from
+        its result until its next iteration's read would be): in a bundle of the straight-line
+        code after the loop with a VALU slot free, else in a bundle of its own inserted before
+        the copy can be overwritten (or after the code, if it outlives the code)."""
+        k, last = self.g.producers[value], self.n - 1
+        copies = self.regs[value]
+        if copies[last % len(copies)] == register:
+            return
+        move = f"vmov {register}, {copies[last % len(copies)]}"
+        defined = last * self.ii + self.times[k]
+        top = defined + max(self.life[value], 1)
+        units = self.g.model.units["valu"]
+        slots = [self._index(c) for c in range(top, defined + self.g.latency(k) - 1, -1)]
+        for at in slots:
+            if at is not None and at < len(out) and sum(
+                    slot_of(t.split()[0]) == "valu" for t in out[at]) < units:
+                out[at].append(move)
+                return
+        at = self._index(top)
+        out.insert(min(at, len(out)) if at is not None else len(out), [move])
+
+    def _index(self, cycle: int):
+        """The code index of the bundle at ``cycle``: its block's if straight-line code, past
+        the end if the code ends before it, None inside a hardware loop."""
+        block, row = divmod(cycle, self.ii)
+        if block in self.at:
+            return self.at[block] + row
+        return math.inf if block >= self.n + self.sc - 1 else None

@@ -7,17 +7,24 @@ bundle of iteration i.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from rslab.schedule.body import Graph
 from rslab.schedule.model import slot_of
 
 
-def list_schedule(graph: Graph) -> list:
+def list_schedule(graph: Graph, *, by_depth: bool = False) -> list:
     """Cycle-by-cycle list schedule of one iteration (no overlap with the next).
 
     Each cycle, ready ops (operands available) are placed by priority (longest
     latency path to the end of the iteration) while their slots are free; an
     SFU push may go whenever the SFU is free, and a pop only takes the FIFO
     head, so results leave in push order.
+
+    ``by_depth``: ops are grouped by dependence depth as if every result but the
+    SFU's were ready the next cycle (what a programmer does who pairs independent
+    ops by hand and leaves the waiting to the scoreboard), and the empty cycles
+    are removed: the times are bundle indices, not cycles.
     """
     model = graph.model
     n = graph.n
@@ -25,6 +32,8 @@ def list_schedule(graph: Graph) -> list:
     succs = {i: [] for i in range(n)}
     for e in graph.edges:
         if e.distance == 0 and e.src != e.dst:
+            if by_depth and not graph.ops[e.src].is_push:
+                e = replace(e, latency=min(e.latency, 1))
             preds[e.dst].append(e)
             succs[e.src].append(e)
     height = [0] * n
@@ -55,4 +64,7 @@ def list_schedule(graph: Graph) -> list:
                 busy[(slot, t + c)] = busy.get((slot, t + c), 0) + 1
             times[k] = t
         t += 1
+    if by_depth:
+        rank = {c: i for i, c in enumerate(sorted(set(times)))}
+        return [rank[c] for c in times]
     return times

@@ -338,12 +338,13 @@ def _normalise(times, ii):
 
 def modulo_schedule(body_or_graph, model: SlotModel | None = None, *, max_ii: int | None = None,
                     max_stages: int | None = None, budget_ratio: int = 20,
-                    reserve_scalar: int = 0, rotating=()) -> Schedule:
+                    reserve_scalar: int = 0, rotating=(), min_ii: int = 1) -> Schedule:
     """The smallest-II modulo schedule found by iterative modulo scheduling.
 
     ``max_stages`` bounds the stage count (the iterations a register group can
     hold in flight); ``reserve_scalar`` keeps that many scalar slots free in
-    the last rows for the loop's pointer increments.
+    the last rows for the loop's pointer increments; ``min_ii`` starts the search
+    above MII (a caller whose registers did not fit at a smaller II).
     """
     graph = body_or_graph if isinstance(body_or_graph, Graph) else build_graph(
         body_or_graph, model, rotating)
@@ -351,8 +352,10 @@ def modulo_schedule(body_or_graph, model: SlotModel | None = None, *, max_ii: in
         raise ValueError(f"max_stages must be a positive int, got {max_stages!r}")
     if not isinstance(reserve_scalar, int) or reserve_scalar < 0:
         raise ValueError(f"reserve_scalar must be a non-negative int, got {reserve_scalar!r}")
+    if isinstance(min_ii, bool) or not isinstance(min_ii, int) or min_ii < 1:
+        raise ValueError(f"min_ii must be a positive int, got {min_ii!r}")
     bounds = analyse(graph)
-    start = max(bounds.mii, reserve_scalar, 1)
+    start = max(bounds.mii, reserve_scalar, min_ii)
     max_ii = max_ii or start + sum(graph.latency(i) for i in range(graph.n)) + 1
     attempts = {}
     for ii in range(start, max_ii + 1):

@@ -15,17 +15,37 @@ PHASE_COLOURS = {"max": "#4c72b0", "sumexp": "#55a868", "acceptance": "#8172b2",
 
 
 def results_table(rows, note: dict) -> str:
-    """Markdown table: our cycles and speedups beside the design note's (labelled as the note's)."""
+    """Markdown table: our cycles, speedups against every baseline measured, the optimised
+    program's floor, beside the design note's figures (labelled as the note's)."""
     lines = ["| test point | S | R | V | path | baseline (model) | optimised (model) | "
-             "speedup (model) | note: baseline | note: optimised | note: speedup | "
-             "tokens = reference |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "speedup (model) | also against (model) | floor (model) | optimised / floor | "
+             "note: baseline | note: optimised | note: speedup | tokens = reference |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         nb, no = note[r["name"]]
+        also = "; ".join(f"{a['baseline']}: {a['cycles']:,} ({a['speedup']:.2f}×)"
+                         for a in r.get("also_against", [])) or "—"
         lines.append(f"| {r['name']} | {r['S']} | {r['R']} | {r['vocab']:,} | {r['path']} | "
-                     f"{r['baseline_cycles']:,} | {r['optimized_cycles']:,} | "
-                     f"{r['speedup']:.2f}× | {nb:,} | {no:,} | {nb / no:.2f}× | "
+                     f"{r['baseline']}: {r['baseline_cycles']:,} | {r['optimized_cycles']:,} | "
+                     f"{r['speedup']:.2f}× | {also} | {r['optimized_bound_cycles']:,} | "
+                     f"{r['optimized_ratio']:.3f} | {nb:,} | {no:,} | {nb / no:.2f}× | "
                      f"{'yes' if r['tokens_match_reference'] else 'NO'} |")
+    return "\n".join(lines)
+
+
+def floor_table(rows, which: str = "optimized") -> str:
+    """Markdown table per test point and phase: achieved cycles, the floor, what binds it,
+    and their ratio (``which``: ``optimized`` or ``baseline``)."""
+    lines = ["| test point | phase | achieved | floor | binding | achieved / floor |",
+             "|---|---|---|---|---|---|"]
+    for r in rows:
+        for ph in PHASE_ORDER:
+            f = r[f"{which}_floor"][ph]
+            if not f["achieved"] and not f["bound_cycles"]:
+                continue
+            ratio = f"{f['ratio']:.3f}" if f["ratio"] is not None else "—"
+            lines.append(f"| {r['name']} | {PHASE_LABELS[ph]} | {f['achieved']:,} | "
+                         f"{f['bound_cycles']:,} | {f['binding']} | {ratio} |")
     return "\n".join(lines)
 
 
@@ -163,5 +183,48 @@ def step_bars(rows, *, title: str = "One optimisation at a time (all-accept)"):
     ax.ticklabel_format(axis="y", style="sci", scilimits=(0, 0))
     ax.legend(fontsize=8, frameon=False, ncol=2)
     ax.set_title(title)
+    fig.tight_layout()
+    return fig
+
+
+def headline_table(items) -> str:
+    """Markdown: per test point our optimised cycles against the floor and the speedup against
+    every baseline, beside the design note's figures (labelled as the note's)."""
+    lines = ["| test point | optimised (model) | floor (model) | optimised / floor | "
+             "speedup (model) | note: optimised | note: speedup |",
+             "|---|---|---|---|---|---|---|"]
+    for it in items:
+        speedups = "<br>".join(f"{s:.2f}× against {b}" for b, s in it["speedups"])
+        lines.append(f"| {it['name']} | {it['optimised']:,} | {it['floor']:,} | "
+                     f"{it['ratio']:.3f} | {speedups} | {it['note_optimised']:,} | "
+                     f"{it['note_speedup']:.2f}× against the note's {it['note_baseline']} |")
+    return "\n".join(lines)
+
+
+def floor_bars(items, *, title: str = "Achieved against the floor, per phase"):
+    """Per test point, per phase: the baseline's and the optimised program's cycles and the
+    optimised program's floor (log scale), with achieved / floor above each pair."""
+    names = sorted({it["name"] for it in items}, key=[it["name"] for it in items].index)
+    fig, axes = plt.subplots(1, len(names), figsize=(5.6 * len(names), 4.2), squeeze=False)
+    for ax, name in zip(axes[0], names, strict=True):
+        rows = [it for it in items if it["name"] == name]
+        x = np.arange(len(rows))
+        ax.bar(x - 0.27, [r["baseline"] for r in rows], 0.27, color="#dddddd",
+               label="baseline: achieved")
+        ax.bar(x, [r["optimised"] for r in rows], 0.27,
+               color=[PHASE_COLOURS[r["phase"]] for r in rows], label="optimised: achieved")
+        ax.bar(x + 0.27, [max(r["floor"], 1) for r in rows], 0.27, fill=False, hatch="//",
+               edgecolor="k", label="optimised: floor")
+        for xi, r in zip(x, rows, strict=True):
+            if r["ratio"] is not None:
+                ax.annotate(f"{r['ratio']:.2f}", (xi + 0.1, max(r["optimised"], r["floor"])),
+                            xytext=(0, 3), textcoords="offset points", ha="center", fontsize=7)
+        ax.set_xticks(x, [PHASE_LABELS[r["phase"]].replace(" ", "\n", 1) for r in rows],
+                      fontsize=7)
+        ax.set_yscale("log")
+        ax.set_ylabel("cycles (log scale)")
+        ax.set_title(name, fontsize=10)
+    axes[0][0].legend(fontsize=7, loc="upper right")
+    fig.suptitle(title)
     fig.tight_layout()
     return fig

@@ -7,6 +7,11 @@ that differs between the sampler's baselines and its optimised program:
   program order, a hardware loop around it; the scoreboard makes every op wait
   for its operands, so one vector walks through the whole dependency chain
   before the next one starts. No interleaving.
+* ``paired``: the same first translation with independent ops side by side, as
+  the machine chapter writes sum-exp: ops of equal dependence depth share a
+  bundle (the low and high halves of a packed vector), both exp2 pushes go before
+  their pops, and the scoreboard still does the waiting
+  (:func:`~rslab.schedule.listsched.list_schedule` ``by_depth``).
 * ``local``: a plain (not software-pipelined) loop. The body is list-scheduled
   (:mod:`rslab.schedule.listsched`): independent ops of one iteration share
   bundles as soon as their operands are ready, but iteration i+1 starts only
@@ -41,7 +46,7 @@ from rslab.schedule.exact import smallest_exact
 from rslab.schedule.lifetimes import shorten_lifetimes
 from rslab.schedule.listsched import list_schedule
 
-STYLES = ("naive", "local", "pipelined")
+STYLES = ("naive", "paired", "local", "pipelined")
 
 
 def strided_bases(body) -> list:
@@ -51,25 +56,26 @@ def strided_bases(body) -> list:
 
 def schedule_body(body, model: SlotModel, *, max_ii: int | None = None,
                   max_stages: int | None = None, rotating=(), shorten: bool = False,
-                  exact: bool = False) -> Schedule:
+                  exact: bool = False, min_ii: int = 1) -> Schedule:
     """The modulo schedule of ``body`` (cached), one scalar slot reserved per strided base.
 
     ``shorten`` delays ops by whole IIs towards their readers
     (:func:`~rslab.schedule.lifetimes.shorten_lifetimes`); ``exact`` replaces a
     heuristic schedule above MII by the smallest-II schedule of the integer program
-    (:mod:`rslab.schedule.exact`, at most ``max_stages`` or 8 stages), if one exists.
+    (:mod:`rslab.schedule.exact`, at most ``max_stages`` or 8 stages), if one exists;
+    ``min_ii`` starts the search there.
     """
     body = tuple(body)
-    key = (body, model.key(), max_ii, max_stages, tuple(rotating), shorten, exact)
+    key = (body, model.key(), max_ii, max_stages, tuple(rotating), shorten, exact, min_ii)
     return cached("schedule", key, lambda: _schedule(body, model, max_ii, max_stages,
-                                                     tuple(rotating), shorten, exact))
+                                                     tuple(rotating), shorten, exact, min_ii))
 
 
-def _schedule(body, model, max_ii, max_stages, rotating, shorten, exact):
+def _schedule(body, model, max_ii, max_stages, rotating, shorten, exact, min_ii):
     reserve = len(strided_bases(body))
     graph = build_graph(list(body), model, rotating)
     schedule = modulo_schedule(graph, max_ii=max_ii, max_stages=max_stages,
-                               reserve_scalar=reserve)
+                               reserve_scalar=reserve, min_ii=min_ii)
     if exact and schedule.ii > schedule.bounds.mii:
         found, _ = smallest_exact(graph, max_ii=schedule.ii - 1, max_stages=max_stages or 8,
                                   reserve_scalar=reserve)
@@ -98,31 +104,38 @@ def remainder_drop(body, kept: int, per_iteration: int) -> set:
 
 
 def emit_loop(body, iterations: int, style: str, *, carried: dict, pool, model: SlotModel,
-              last_drop=(), per_iteration: int = 1, **schedule_options) -> Loop:
+              last_drop=(), per_iteration: int = 1, gates=None, **schedule_options) -> Loop:
     """Assembly for ``iterations`` iterations of ``body`` in ``style`` (see module docstring).
 
     ``carried`` maps loop-carried values to fixed registers (initialised by the
     caller); ``pool`` lists the vector registers free for the other values;
     ``last_drop`` the op labels left out of the last iteration (:func:`remainder_drop`);
+    ``gates`` (pipelined only) maps iterations to an op issued before them, such as the
+    wait for the DMA bringing their data (:func:`rslab.schedule.expand`);
     ``schedule_options`` go to :func:`schedule_body` (pipelined style).
     """
     if style not in STYLES:
         raise ValueError(f"style must be one of {STYLES}, got {style!r}")
     if not isinstance(iterations, int) or iterations < 1:
         raise ValueError(f"iterations must be a positive int, got {iterations!r}")
+    if gates and style != "pipelined":
+        raise ValueError("gates: only a pipelined loop waits inside; split a plain loop instead")
+    gates = dict(gates or {})
     key = (tuple(body), iterations, style, tuple(carried.items()), tuple(pool), model.key(),
-           frozenset(last_drop), tuple(sorted(schedule_options.items())))
+           frozenset(last_drop), tuple(sorted(gates.items())),
+           tuple(sorted(schedule_options.items())))
     loop = cached("loop", key, lambda: _emit(list(body), iterations, style, dict(carried),
                                              list(pool), model, set(last_drop),
-                                             schedule_options))
+                                             schedule_options, gates))
     return replace(loop, per_iteration=per_iteration)
 
 
-def _emit(body, iterations, style, carried, pool, model, last_drop, options) -> Loop:
+def _emit(body, iterations, style, carried, pool, model, last_drop, options, gates) -> Loop:
     if style == "pipelined":
-        return _pipelined(body, iterations, carried, pool, model, last_drop, options)
+        return _pipelined(body, iterations, carried, pool, model, last_drop, options, gates)
     graph = build_graph(body, model)
-    times = list(range(graph.n)) if style == "naive" else list_schedule(graph)
+    times = (list(range(graph.n)) if style == "naive"
+             else list_schedule(graph, by_depth=style == "paired"))
     return _sequential(graph, times, iterations, style, carried, pool, last_drop)
 
 
@@ -186,7 +199,7 @@ def _sequential(graph, times, iterations, style, carried, pool, last_drop) -> Lo
         lines = [" ; ".join(r) if r else "nop" for r in rows]
         steps = [f"sadd {b}, {b}, {s}" for b, s in bases]
         if with_step and steps:
-            scalar_free = style == "local" and not any(
+            scalar_free = style in ("local", "paired") and not any(
                 slot_of(ops[k].opcode) == "scalar" for k in range(len(ops))
                 if times[k] == length - 1)
             if scalar_free and len(steps) == 1:
@@ -203,17 +216,52 @@ def _sequential(graph, times, iterations, style, carried, pool, last_drop) -> Lo
         out += body_lines(last_drop, False)
     return Loop("\n".join(out) + "\n", style, iterations, len(body_lines(set(), True)),
                 carried=dict(carried),
-                registers_used=len(set(regs.values()) - set(carried.values())))
+                registers_used=len(set(regs.values()) - set(carried.values())),
+                bounds=analyse(graph))
 
 
 # ------------------------------------------------------------------ software pipelining
 
 
-def _pipelined(body, iterations, carried, pool, model, last_drop, options) -> Loop:
-    schedule = schedule_body(body, model, **options)
-    exp = expand(schedule, iterations, registers=pool, carried_registers=carried,
-                 last_drop=last_drop)
+def _register_candidates(body, model, options, schedule) -> list:
+    """The schedules to try after ``schedule`` did not fit the registers (within the search
+    limit of the body)."""
+    out = []
+    limit = options.get("max_ii") or search_limit(body, model) + schedule.ii // 8
+    if schedule.ii < limit:
+        try:
+            out.append(schedule_body(body, model, **{**options, "min_ii": schedule.ii + 1,
+                                                     "max_ii": limit}))
+        except ValueError:
+            pass
+    if schedule.stage_count > 1:
+        out.append(schedule_body(body, model, **{**options,
+                                                 "max_stages": schedule.stage_count - 1}))
+    return out
+
+
+def _pipelined(body, iterations, carried, pool, model, last_drop, options, gates) -> Loop:
+    """Modulo-scheduled and expanded; when a schedule's registers do not fit the pool, the
+    next candidates are the schedule at the next II and the one with a stage fewer (fewer
+    iterations in flight), smallest II first."""
+    candidates = [schedule_body(body, model, **options)]
+    tried = set()
+    while candidates:
+        candidates.sort(key=lambda s: (s.ii, s.stage_count))
+        schedule = candidates.pop(0)
+        try:
+            exp = expand(schedule, iterations, registers=pool, carried_registers=carried,
+                         last_drop=last_drop, gates=gates)
+            break
+        except ValueError as exc:
+            if not str(exc).startswith("registers:"):
+                raise
+            tried.add((schedule.ii, schedule.stage_count))
+            candidates += [s for s in _register_candidates(body, model, options, schedule)
+                           if (s.ii, s.stage_count) not in tried]
+    else:
+        raise ValueError(f"registers: no schedule of this body fits the pool of {len(pool)}")
     used = {r for regs in exp.registers.values() for r in regs} - set(carried.values())
     return Loop(exp.text, "pipelined", iterations, exp.unroll * schedule.ii,
                 carried=dict(carried), schedule=schedule, expansion=exp,
-                registers_used=len(used))
+                registers_used=len(used), bounds=schedule.bounds)

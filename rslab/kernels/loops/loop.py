@@ -14,7 +14,9 @@ class Loop:
     modulo-scheduled loop ``schedule`` and ``expansion`` are kept (else None);
     ``per_iteration`` counts the packed vectors one iteration handles;
     ``body_bundles`` is the bundles of one pass of the kernel (unroll × II when
-    pipelined); ``setup_bundles`` the straight-line bundles a program puts before it.
+    pipelined); ``setup_bundles`` the straight-line bundles a program puts before it;
+    ``bounds`` the body's ResMII and RecMII (:func:`rslab.schedule.analyse`), whatever
+    the style.
     """
 
     text: str
@@ -28,6 +30,7 @@ class Loop:
     name: str = ""
     per_iteration: int = 1
     setup_bundles: int = 0
+    bounds: object | None = None
 
     @property
     def ii(self) -> int | None:
@@ -36,6 +39,14 @@ class Loop:
     @property
     def stage_count(self) -> int | None:
         return self.schedule.stage_count if self.schedule is not None else None
+
+    @property
+    def pass_recurrence(self) -> int:
+        """The body's recurrence over one pass of the hardware loop: RecMII times the
+        iterations a pass holds (the unroll when pipelined, else one)."""
+        bounds = self.schedule.bounds if self.schedule is not None else self.bounds
+        unroll = self.expansion.unroll if self.expansion is not None else 1
+        return bounds.rec_mii * unroll if bounds is not None else 0
 
     @property
     def cycles_per_vector(self) -> float:
@@ -49,9 +60,12 @@ class Loop:
         return self.expansion.registers[value][0]
 
     def figures(self, stalls_per_iter: float | None = None) -> dict:
-        """II, ResMII, RecMII and stage count when modulo-scheduled (else None), and the stalls
-        per iteration a caller measured."""
+        """II, ResMII, RecMII and stage count when modulo-scheduled (else None), the stalls
+        per iteration a caller measured, and II and MII per packed vector of an iteration."""
         b = self.schedule.bounds if self.schedule is not None else None
+        u = self.per_iteration
         return {"ii": self.ii, "res_mii": b.res_mii if b else None,
                 "rec_mii": b.rec_mii if b else None, "stage_count": self.stage_count,
-                "stalls_per_iter": stalls_per_iter}
+                "stalls_per_iter": stalls_per_iter,
+                "per_vector": self.ii / u if b else None,
+                "bound_per_vector": b.mii / u if b else None}

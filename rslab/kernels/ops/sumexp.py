@@ -10,6 +10,9 @@ Every body is built from one step per float32 vector, :func:`exp_step`:
   (independent register groups: the short VALU dependence ``acc += e`` is reused
   only every ``workers``-th vector). With ``workers = 2u`` this is dataflow (b)
   (or (a) when landed); with 4 workers and u = 2 the note's pipelined loop.
+  With ``store_e`` (landed only) each e is also stored over the float32 vector it
+  came from, on the store slot the landed pass leaves idle, so a residual row can
+  load e instead of recomputing it (:func:`rslab.kernels.ops.weights.e_load`).
 - :func:`online_body`: dataflow (c), one pass with a running max and rescale.
 
 Registers (``regs``): ``src`` the packed row's base, ``landed`` the float32 row's
@@ -72,16 +75,21 @@ def packed_loads(u: int, regs) -> list:
 
 
 def sumexp_body(u: int, regs, *, workers: int = 4, exp2: str = "vexp2",
-                landed: bool = False) -> list:
+                landed: bool = False, store_e: bool = False) -> list:
     """The sum-exp loop body; worker w's accumulator is the loop-carried value ``acc{w}``."""
     check_workers(workers, u)
     check_exp2(exp2)
+    if store_e and not landed:
+        raise ValueError("store_e stores e over the landed float32 row: it needs landed=True")
     body = [] if landed else packed_loads(u, regs)
     chains = {w: [] for w in range(workers)}
     for k in range(2 * u):
         body.append(float_half(k, u, regs, landed=landed))
         ops, e = exp_step(k, f"l{k}", regs, exp2)
         body += ops
+        if store_e:
+            body.append(Op("vst", None, (e,), addr=Addr(regs["landed"], PACKED_BYTES * k,
+                                                        2 * PACKED_BYTES * u), name=f"st{k}"))
         chains[k % workers].append(e)
     for w, es in chains.items():
         prev = f"acc{w}"

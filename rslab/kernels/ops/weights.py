@@ -4,7 +4,12 @@ The core has no divide, so ``p = e·(1/s)`` with the reciprocal from the SFU
 (:mod:`rslab.reference`'s float32 semantics); ``fl(0) = −∞``, so a token with no
 residual weight scores −∞.
 
-Registers (``regs``): ``max``, ``log2e``, ``rinv`` (1/s), ``zero``; ``q`` the q row's base.
+When the sum-exp pass has stored e over the landed row (:func:`e_load`), the
+residual row loads e and skips the subtract, the multiply and the exp2:
+:func:`log_weight_from_e_ops`.
+
+Registers (``regs``): ``max``, ``log2e``, ``rinv`` (1/s), ``zero``; ``q`` the q row's base,
+``landed`` the base of the stored e.
 """
 
 from rslab.kernels.ops.rowmax import PACKED_BYTES
@@ -16,6 +21,12 @@ def q_load(k: int, u: int, regs) -> Op:
     return Op("vld", f"q{k}", addr=Addr(regs["q"], PACKED_BYTES * k, 2 * PACKED_BYTES * u))
 
 
+def e_load(k: int, u: int, regs) -> Op:
+    """The load of e's float32 vector k of the iteration, ``e{k}``, where the sum-exp pass
+    stored it (the landed row's layout)."""
+    return Op("vld", f"e{k}", addr=Addr(regs["landed"], PACKED_BYTES * k, 2 * PACKED_BYTES * u))
+
+
 def log_weight_ops(k: int, logit: str, q: str, regs, *, exp2: str = "vexp2",
                    log2: str = "vlog2", load_q: Op | None = None) -> tuple[list, str]:
     """(ops, log2 w) of stream k from its logit and q values (``load_q``: the q load, placed
@@ -25,7 +36,19 @@ def log_weight_ops(k: int, logit: str, q: str, regs, *, exp2: str = "vexp2",
            Op(exp2, f"@e{k}", (f"zy{k}",)), Op("vpop", f"e{k}", (f"@e{k}",)),
            Op("vmul.f32", f"p{k}", (f"e{k}", regs["rinv"]))]
     ops += [load_q] if load_q is not None else []
-    ops += [Op("vsub.f32", f"d{k}", (f"p{k}", q)),
+    return ops + _weight_tail(k, q, regs, log2), f"lw{k}"
+
+
+def _weight_tail(k: int, q: str, regs, log2: str) -> list:
+    """``w = max(p − q, 0)`` and its log2."""
+    return [Op("vsub.f32", f"d{k}", (f"p{k}", q)),
             Op("vmax.f32", f"wr{k}", (f"d{k}", regs["zero"])),
             Op(log2, f"@lw{k}", (f"wr{k}",)), Op("vpop", f"lw{k}", (f"@lw{k}",))]
-    return ops, f"lw{k}"
+
+
+def log_weight_from_e_ops(k: int, e: str, q: str, regs, *, log2: str = "vlog2",
+                          load_q: Op | None = None) -> tuple[list, str]:
+    """(ops, log2 w) of stream k from its stored ``e`` and q values."""
+    ops = [Op("vmul.f32", f"p{k}", (e, regs["rinv"]))]
+    ops += [load_q] if load_q is not None else []
+    return ops + _weight_tail(k, q, regs, log2), f"lw{k}"

@@ -5,18 +5,21 @@
   float32 halves at ``S_FB`` (dataflow (a′));
 - :func:`sumexp_loop_body`: the pipelined sum-exp (precise exp2 on the Exact path),
   reading the landed halves when the row max stored them;
-- :func:`final_body`: one iteration of the residual or bonus Gumbel-argmax row.
+- :func:`final_body`: one iteration of the residual or bonus Gumbel-argmax row
+  (:func:`final_scores` its scores), and :func:`recompute_body`: the winning
+  iteration of a block-argmax row recomputed, to find its token.
 """
 
 from __future__ import annotations
 
 from rslab.kernels.ops.argmax import argmax_update_ops
+from rslab.kernels.ops.block_argmax import block_argmax_ops, candidate_ops
 from rslab.kernels.ops.noise import divisor_noise_ops, precise_noise_ops
-from rslab.kernels.ops.philox import philox_ops
+from rslab.kernels.ops.philox import philox_ops, philox_split
 from rslab.kernels.ops.rowmax import rowmax_body as _rowmax_body
 from rslab.kernels.ops.sumexp import float_half, packed_loads, sumexp_body
 from rslab.kernels.ops.uniform import uniform_ops
-from rslab.kernels.ops.weights import log_weight_ops, q_load
+from rslab.kernels.ops.weights import e_load, log_weight_from_e_ops, log_weight_ops, q_load
 from rslab.kernels.sampler.registers import (
     REGS,
     TOKEN_OFFSETS,
@@ -38,80 +41,177 @@ def rowmax_body(u: int, land: bool = False) -> list:
                         land="lanes" if land else None)[0]
 
 
-def sumexp_loop_body(path: str, workers: int, u: int, landed: bool = False) -> list:
+def sumexp_loop_body(path: str, workers: int, u: int, landed: bool = False,
+                     store_e: bool = False) -> list:
     """The sum-exp body (precise exp2 on the Exact path); ``landed`` reads the float32 halves
-    (same values, same accumulation order, so the same sum bit for bit)."""
+    (same values, same accumulation order, so the same sum bit for bit); ``store_e`` stores
+    each e over its float32 vector."""
     return sumexp_body(u, REGS, workers=workers, exp2="vexp2" if path == "fast" else "vexp2.p",
-                       landed=landed)
+                       landed=landed, store_e=store_e)
 
 
-def _stream_word(body, k, path, words):
-    """Stream k's token index ``tok{k}`` and RNG word (Fast: ``vrand`` of the token index)."""
+COUNTERS = ("offsets", "own")
+ARGMAX = ("streams", "block")
+SOURCES = ("packed", "landed", "e")
+
+
+def _check_row(kind, path, u, source, counters, argmax):
+    if kind not in ("residual", "bonus"):
+        raise ValueError(f"kind must be 'residual' or 'bonus', got {kind!r}")
+    for name, value, known in (("source", source, SOURCES), ("counters", counters, COUNTERS),
+                               ("argmax", argmax, ARGMAX)):
+        if value not in known:
+            raise ValueError(f"{name} must be one of {known}, got {value!r}")
+    if source != "packed" and kind != "residual":
+        raise ValueError("only the residual row reads landed float32 halves or stored e")
+    if path == "exact" and u != 2:
+        raise ValueError("the Exact path's final rows take u = 2 (one Philox block)")
+    if path == "fast" and u > 1 and counters != "own":
+        raise ValueError("the Fast path's final rows take u = 2 only with their own counters "
+                         "(the token offsets' registers hold the noise constants)")
+    if path == "fast" and argmax == "block" and counters != "own":
+        raise ValueError("the block argmax tags an iteration by stream 0's own counter")
+
+
+def _counter_ops(path, u, counters) -> list:
+    """The iteration's counter updates at the top of the body."""
+    if path == "exact":
+        return [Op("vadd.u32", "c0", ("c0", V_C128))]
+    if counters == "own":
+        return [Op("vadd.u32", f"tok{k}", (f"tok{k}", V_STEP)) for k in range(2 * u)]
+    return [Op("vadd.u32", "ctr", ("ctr", V_STEP))]
+
+
+def _stream_word(body, k, path, counters, words):
+    """Stream k's RNG word (Fast: ``vrand`` of the token index ``tok{k}``)."""
     if path != "fast":
         return words[k]
-    # for stream 0 too: reading ``ctr`` itself at the end of the chain would tie the next
-    # iteration's counter update to it (RecMII 64)
-    body.append(Op("vadd.u32", f"tok{k}", ("ctr", TOKEN_OFFSETS[k])))
+    if counters == "offsets":
+        # for stream 0 too: reading ``ctr`` itself at the end of the chain would tie the next
+        # iteration's counter update to it (RecMII 64)
+        body.append(Op("vadd.u32", f"tok{k}", ("ctr", TOKEN_OFFSETS[k])))
     body.append(Op("vrand", f"w{k}", (f"tok{k}", REGS["key"])))
     return f"w{k}"
 
 
-def _stream(body, kind, path, k, u, landed, words):
-    """One stream's ops: noise, its logit, the score ``x − y``, the argmax update."""
-    word = _stream_word(body, k, path, words)
-    ops, uname = uniform_ops(k, word, REGS, scaled=path != "fast")
-    body += ops
-    ops, y = (divisor_noise_ops(k, uname, REGS) if path == "fast"
-              else precise_noise_ops(k, uname, REGS))
-    body += ops
-    body.append(float_half(k, u, REGS, landed=landed))
+def _logit_term(body, kind, path, k, u, source):
+    """Stream k's ``x``: l·LOG2E (bonus) or log2 of the residual weight."""
     if kind == "bonus":
+        body.append(float_half(k, u, REGS))
         body.append(Op("vmul.f32", f"xs{k}", (f"l{k}", V_LOG2E)))
-        x = f"xs{k}"
+        return f"xs{k}"
+    log2 = "vlog2" if path == "fast" else "vlog2.p"
+    if source == "e":
+        body.append(e_load(k, u, REGS))
+        ops, x = log_weight_from_e_ops(k, f"e{k}", f"q{k}", REGS, log2=log2,
+                                       load_q=q_load(k, u, REGS))
     else:
-        e2, l2 = ("vexp2", "vlog2") if path == "fast" else ("vexp2.p", "vlog2.p")
-        ops, x = log_weight_ops(k, f"l{k}", f"q{k}", REGS, exp2=e2, log2=l2,
+        body.append(float_half(k, u, REGS, landed=source == "landed"))
+        e2 = "vexp2" if path == "fast" else "vexp2.p"
+        ops, x = log_weight_ops(k, f"l{k}", f"q{k}", REGS, exp2=e2, log2=log2,
                                 load_q=q_load(k, u, REGS))
-        body += ops
-    if path == "exact":  # the token index, from the counter before this iteration's
-        body.append(Op("vadd.u32", f"tok{k}", (Use("ctr", 1), TOKEN_OFFSETS[k])))
-    body.append(Op("vsub.f32", f"sc{k}", (x, y)))
-    body += argmax_update_ops(k, f"sc{k}", f"tok{k}", "max")
+    body += ops
+    return x
 
 
-def final_body(kind: str, path: str, u: int, landed: bool = False) -> list:
-    """One iteration of the residual (``kind="residual"``) or bonus Gumbel-argmax row.
+def final_scores(kind: str, path: str, u: int, *, source: str = "packed",
+                 counters: str = "offsets", argmax: str = "streams", hoisted=None,
+                 after=None) -> list:
+    """The ops of one iteration of a final row up to its scores ``sc{k}`` (k < 2u).
 
-    ``landed`` (residual only): the logits are the float32 halves the row-max pass
-    stored at ``S_FB``.
-
-    Streams k = 2b + h (packed vector b, half h) keep their own running best
-    score ``best{k}`` and token ``idx{k}`` (strict ``>``: ties keep the lower
-    index); ``ctr`` counts the iteration's first token and ``tok{k} = ctr + 256·b + 128·h``
-    is the stream's token index, also the Fast path's RNG counter. On the Exact
-    path it is formed at the end of the chain from the previous ``ctr``, so it
-    holds no register long.
+    ``source``: the residual's logits as the packed row, the landed float32 halves, or
+    the e the sum-exp pass stored; ``counters``: Fast token indices as one counter plus
+    offsets, or one counter per stream; ``hoisted`` (Exact): the registers of the Philox
+    values computed before the loop (:func:`hoisted_philox`), or None to compute it all;
+    ``after(k)``: ops placed right after stream k's score.
     """
-    if kind not in ("residual", "bonus"):
-        raise ValueError(f"kind must be 'residual' or 'bonus', got {kind!r}")
-    if landed and kind != "residual":
-        raise ValueError("only the residual row reads landed float32 halves")
-    body = [] if landed else packed_loads(u, REGS)
-    if path == "fast":
-        body.append(Op("vadd.u32", "ctr", ("ctr", V_STEP)))
+    _check_row(kind, path, u, source, counters, argmax)
+    body = packed_loads(u, REGS) if kind == "bonus" or source == "packed" else []
+    body += _counter_ops(path, u, counters)
     words = {}
     if path == "exact":
-        if u != 2:
-            raise ValueError("the Exact path's final rows take u = 2 (one Philox block)")
-        body.append(Op("vadd.u32", "c0", ("c0", V_C128)))
-        ops, out = philox_ops(("c0", V_C1, V_C2, V_C3), REGS)
+        if hoisted is None:
+            ops, out = philox_ops(("c0", V_C1, V_C2, V_C3), REGS)
+        else:
+            _, ops, out, live_ins = philox_split(("c0", V_C1, V_C2, V_C3), (0,), REGS)
+            ops = rename(ops, dict(zip(live_ins, hoisted, strict=True)))
         body += ops
         words = dict(enumerate(out))
     for k in range(2 * u):
-        _stream(body, kind, path, k, u, landed, words)
+        word = _stream_word(body, k, path, counters, words)
+        ops, uname = uniform_ops(k, word, REGS, scaled=path != "fast")
+        body += ops
+        ops, y = (divisor_noise_ops(k, uname, REGS) if path == "fast"
+                  else precise_noise_ops(k, uname, REGS))
+        body += ops
+        x = _logit_term(body, kind, path, k, u, source)
+        if path == "exact" and argmax == "streams":
+            # the token index, from the counter before this iteration's
+            body.append(Op("vadd.u32", f"tok{k}", (Use("ctr", 1), TOKEN_OFFSETS[k])))
+        body.append(Op("vsub.f32", f"sc{k}", (x, y)))
+        body += after(k) if after else []
+    return body
+
+
+def final_body(kind: str, path: str, u: int, landed: bool = False, *, source: str | None = None,
+               counters: str = "offsets", argmax: str = "streams", hoisted=None) -> list:
+    """One iteration of the residual (``kind="residual"``) or bonus Gumbel-argmax row.
+
+    ``landed`` (residual only; or ``source="landed"``): the logits are the float32
+    halves the row-max pass stored at ``S_FB``; ``source="e"``: the e the sum-exp pass
+    stored there.
+
+    Streams k = 2b + h (packed vector b, half h). With ``argmax="streams"`` each keeps
+    its own running best score ``best{k}`` and token ``idx{k}`` (strict ``>``: ties keep
+    the lower index); with ``"block"`` the iteration keeps one ``best`` and the tag
+    ``it`` of the iteration it came from (:mod:`rslab.kernels.ops.block_argmax`; the
+    tag is stream 0's token index on the Fast path, the Philox counter c0 on the
+    Exact path). Fast token indices ``tok{k} = ctr + 256·b + 128·h`` (``counters=
+    "offsets"``; ``ctr`` counts the iteration's first token) or one counter per stream
+    (``"own"``), which is also the RNG counter. On the Exact path the token index is
+    formed at the end of the chain from the previous ``ctr``, so it holds no register
+    long.
+    """
+    row = {"source": source or ("landed" if landed else "packed"), "counters": counters,
+           "argmax": argmax, "hoisted": hoisted}
+    if argmax == "block":
+        body = final_scores(kind, path, u, **row)
+        return body + block_argmax_ops([f"sc{k}" for k in range(2 * u)],
+                                       "tok0" if path == "fast" else "c0")
+    body = final_scores(kind, path, u, **row,
+                        after=lambda k: argmax_update_ops(k, f"sc{k}", f"tok{k}", "max"))
     if path == "exact":
         body.append(Op("vadd.u32", "ctr", ("ctr", V_STEP)))
     return body
 
 
-__all__ = ["V_ZERO", "final_body", "rowmax_body", "sumexp_loop_body"]
+def recompute_body(kind: str, path: str, u: int, *, best: str, inf: str, token_base: str,
+                   **row) -> list:
+    """One iteration of a final row's scores again, and per lane the lowest token whose
+    score equals the row's ``best`` (broadcast), as the value ``pick`` (float32, +inf where
+    none). Exact tokens are ``token_base`` (the iteration's first token per lane) plus the
+    stream offsets; Fast ones the stream counters."""
+    body = final_scores(kind, path, u, **{**row, "argmax": "block"})
+    tokens = [f"tok{k}" for k in range(2 * u)]
+    if path == "exact":
+        body += [Op("vadd.u32", tokens[k], (token_base, TOKEN_OFFSETS[k])) for k in range(2 * u)]
+    ops, low = candidate_ops([f"sc{k}" for k in range(2 * u)], tokens, best, inf)
+    return body + ops + [Op("vmov", "pick", (low,))]
+
+
+def hoisted_philox() -> tuple[list, list]:
+    """(ops, the values the loop reads): the Philox ops of a final row computed before it."""
+    ops, _, _, names = philox_split(("c0", V_C1, V_C2, V_C3), (0,), REGS)
+    return ops, names
+
+
+def rename(ops, mapping) -> list:
+    """``ops`` with the values of ``mapping`` renamed (defined and read)."""
+    def name(v):
+        return mapping.get(v, v) if isinstance(v, str) else v
+    return [Op(op.opcode, name(op.dst), tuple(name(s) for s in op.srcs), op.addr,
+               op.name if op.name else "", op.tail) for op in ops]
+
+
+__all__ = ["ARGMAX", "COUNTERS", "SOURCES", "V_ZERO", "final_body", "final_scores",
+           "hoisted_philox", "recompute_body", "rename", "rowmax_body", "sumexp_loop_body"]

@@ -14,7 +14,10 @@ VMEM: three logits row buffers (two alternate inside a request, the third
 receives the next request's first row while a residual or bonus row still
 reads its own), one float32 q row buffer, the float32 landing buffer of the
 row being checked, the tables, the Philox key schedule, outputs and a scratch
-vector.
+vector. Each row buffer is followed by one packed vector of padding, the q and
+landing buffers by two float32 vectors (:meth:`SamplerLayout.pads`): a loop
+that takes two packed vectors per iteration may read one vector past an odd
+row, and the padding (−inf logits, q = 0) scores −∞ there.
 
 Outputs (VMEM, read back by the host): ``tokens`` int32 ``[R, S+1]``,
 ``num_accepted`` int32 ``[R]`` and float32 diagnostics: per checked position the
@@ -145,20 +148,29 @@ class SamplerLayout:
     @property
     def vm_buffers(self) -> tuple:
         start = _align(self.vm_diag("score") + 4 * self.R)
-        return tuple(start + i * self.row_bytes for i in range(3))
+        return tuple(start + i * (self.row_bytes + PACKED_BYTES) for i in range(3))
 
     @property
     def vm_q(self) -> int:
-        return self.vm_buffers[2] + self.row_bytes
+        return self.vm_buffers[2] + self.row_bytes + PACKED_BYTES
 
     @property
     def vm_fp32(self) -> int:
         """The row's float32 halves as the row-max pass lands them (vector k at k·512)."""
-        return self.vm_q + self.q_row_bytes
+        return self.vm_q + self.q_row_bytes + 2 * PACKED_BYTES
 
     @property
     def vmem_end(self) -> int:
-        return self.vm_fp32 + 2 * self.row_bytes
+        return self.vm_fp32 + 2 * self.row_bytes + 2 * PACKED_BYTES
+
+    def pads(self) -> list[tuple[int, int]]:
+        """(VMEM address, 32-bit word) of every padding vector after a buffer: two BF16 −inf
+        after each row buffer, float32 −inf after the landing buffer, 0 after q."""
+        rows = [(b + self.row_bytes, 0xFF80FF80) for b in self.vm_buffers]
+        fp32 = [(self.vm_fp32 + 2 * self.row_bytes + i * PACKED_BYTES, 0xFF800000)
+                for i in range(2)]
+        q = [(self.vm_q + self.q_row_bytes + i * PACKED_BYTES, 0) for i in range(2)]
+        return rows + fp32 + q
 
     def buffer(self, r: int, s: int) -> int:
         """Row buffer index of (r, s): X_r = r mod 3 for even s, (r + 2) mod 3 for odd s."""

@@ -33,7 +33,7 @@ attributed per phase from the trace (:mod:`rslab.kernels.sampler.run`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -42,7 +42,8 @@ from rslab.kernels.loops.loop import Loop
 from rslab.kernels.ops.noise import divisor_noise_constants
 from rslab.kernels.ops.philox import philox_ops
 from rslab.kernels.ops.uniform import uniform_ops
-from rslab.kernels.sampler.bodies import final_body, rowmax_body, sumexp_loop_body
+from rslab.kernels.sampler.bodies import rowmax_body, sumexp_loop_body
+from rslab.kernels.sampler.final_rows import FinalRow
 from rslab.kernels.sampler.layout import PACKED_BYTES, Q_BYTES_PER_PACKED, SamplerLayout
 from rslab.kernels.sampler.plans import OPTIMISED, KernelPlan
 from rslab.kernels.sampler.registers import (
@@ -66,8 +67,6 @@ from rslab.kernels.sampler.registers import (
     V_C2,
     V_C3,
     V_C128,
-    V_C256,
-    V_C384,
     V_EIGHTH,
     V_LOG2C,
     V_LOG2E,
@@ -77,17 +76,22 @@ from rslab.kernels.sampler.registers import (
     V_PM1,
     V_RINV,
     V_SCALE,
-    V_STEP,
     V_THREE,
     V_ZERO,
 )
 from rslab.machine.asm import f32_bits
+from rslab.machine.config import MachineConfig
 from rslab.numerics.fastlog import DEFAULT_FASTLOG2, LOG2E
 from rslab.numerics.rng import PHILOX_M0, PHILOX_M1, PHILOX_W0, PHILOX_W1
 from rslab.randomness import ACCEPT, BONUS, RESIDUAL
 from rslab.schedule import Op, SlotModel
 
 PHASES = ("setup", "max", "sumexp", "accept", "residual", "bonus")
+FIRST_ROW_TAGS = (1, 2, 6, 7)
+"""DMA tags of the first row's chunks: its own buffer's, the second buffer's (the next
+request's first row) and those of the q row's later chunks (issued in the residual phase)."""
+Q_TAGS = (5, 6, 7, 0)
+"""DMA tags of the q row's chunks; the tables' tag 0 is free once the setup waited for them."""
 
 # ----------------------------------------------------------------- program text
 
@@ -99,6 +103,7 @@ class ProgramText:
         self.lines: list[str] = []
         self.bundle_glue = bundle_glue
         self._phases = 0
+        self.instances: dict = {}  # label of each hardware loop -> its Loop
 
     def phase(self, name: str):
         if name not in PHASES:
@@ -126,11 +131,14 @@ class ProgramText:
                 self.bundle(*step)
 
     def loop(self, code: Loop, label: str | None = None):
+        """The loop's text; every hardware loop gets a label ``lp<k>`` (``instances``), the
+        first of a kind also ``label``."""
         text = code.text.rstrip("\n").split("\n")
-        if label is not None:
-            at = next((i for i, line in enumerate(text) if line.startswith("loop ")), None)
-            if at is not None:
-                text.insert(at, f"{label}:")
+        at = next((i for i, line in enumerate(text) if line.startswith("loop ")), None)
+        if at is not None:
+            name = f"lp{len(self.instances)}"
+            self.instances[name] = code
+            text[at:at] = [f"{name}:"] + ([f"{label}:"] if label is not None else [])
         self.lines += text
 
     @property
@@ -147,6 +155,7 @@ class BuiltKernel:
     path: str
     plan: KernelPlan
     loops: dict  # loop label -> Loop (first instance of each kind)
+    instances: dict = field(default_factory=dict)  # ``lp<k>`` label -> Loop, every one
 
 
 class _Builder:
@@ -159,10 +168,13 @@ class _Builder:
         self.p = ProgramText(plan.bundle_glue)
         self.loops: dict = {}
         self.final_u = 2 if path == "exact" else plan.final_u
-        if path == "fast" and self.final_u != 1:
+        if self.final_u not in (1, 2) or (self.final_u == 2 and path == "fast"
+                                          and not plan.rotate_counters):
             raise ValueError("plan.final_u: the Fast path's final rows take one packed vector "
-                             "per iteration (its constant registers hold the noise constants)")
+                             "per iteration, or two with rotate_counters (the token offsets' "
+                             "registers hold the noise constants)")
         self.chunks = self._chunks()
+        self.first_chunks = self._first_row_chunks()
 
     # ------------------------------------------------------- helpers
     def dma(self, dst: int, src: int, nbytes: int, tag: int, wait: bool = False):
@@ -172,28 +184,94 @@ class _Builder:
         if wait:
             self.p.bundle(f"dmawait {tag}")
 
+    def loop_of(self, body, u: int, style: str, carried: dict, rotating=(), *,
+                iterations: int = 64, last_drop=(), pool=None, gates=None) -> Loop:
+        """The loop code of ``body`` (``rotating`` carried values renamed when pipelined) on
+        the path's loop registers (or ``pool``), not yet placed in the program."""
+        options = {"rotating": tuple(rotating)} if rotating else {}
+        return emit_loop(body, iterations, style, carried=carried,
+                         pool=pool or LOOP_POOL[self.path], model=self.model,
+                         last_drop=last_drop, per_iteration=u, gates=gates, shorten=True,
+                         **options)
+
+    def gated(self, style: str, chunks) -> bool:
+        """Whether a loop over ``chunks`` waits for them inside one pipelined loop."""
+        return self.plan.gate_chunks and style == "pipelined" and len(chunks) > 1
+
     def emit(self, body, n_packed: int, u: int, style: str, carried: dict,
-             label: str) -> Loop:
+             label: str, rotating=(), pad: bool = False, pool=None, gates=None) -> Loop:
+        """The loop over ``n_packed`` packed vectors, ``u`` per iteration: a partial last
+        iteration leaves out the missing vectors' ops, or, with ``pad``, reads the buffer's
+        padding; ``rotating`` carried values are renamed when pipelined; ``gates``:
+        packed vector → op waiting before it (a multiple of ``u``)."""
         iterations = -(-n_packed // u)
-        left = n_packed - (iterations - 1) * u
-        code = emit_loop(body, iterations, style, carried=carried, pool=LOOP_POOL[self.path],
-                         model=self.model, last_drop=remainder_drop(body, left, u),
-                         per_iteration=u, shorten=True)
+        left = u if pad else n_packed - (iterations - 1) * u
+        code = self.loop_of(body, u, style, carried, rotating, iterations=iterations,
+                            last_drop=remainder_drop(body, left, u), pool=pool,
+                            gates={a // u: op for a, op in (gates or {}).items()})
         first = label not in self.loops
         if first:
             self.loops[label] = code
         self.p.loop(code, label if first else None)
         return code
 
+    def straight(self, ops, carried: dict, pool) -> Loop:
+        """``ops`` once, as straight-line code bundled like the glue (values in ``carried``
+        pinned to their registers)."""
+        return emit_loop(ops, 1, "local" if self.plan.bundle_glue else "naive",
+                         carried=carried, pool=pool, model=self.model)
+
     def _chunks(self) -> list:
-        """The q row's chunks (packed vectors), multiples of the final rows' u except the last."""
+        """The q row's chunks (packed vectors), multiples of the final rows' u except the last:
+        a tenth of the row (fetched speculatively with the row), then a fifth and the rest,
+        or (``plan.q_fit``) each chunk as large as can land while the residual loop runs over
+        the ones before it."""
         n, u = self.L.n_packed, self.final_u
         if not self.plan.prefetch:
             return [(0, n)]
         first = min(n, max(u, (n // 10) // u * u))
-        second = min(n - first, 2 * first)
-        bounds = [0, first, first + second, n]
+        if self.plan.q_fit:
+            bounds = self._fitted_bounds(first)
+        else:
+            bounds = [0, first, first + min(n - first, 2 * first), n]
         return [(a, b) for a, b in zip(bounds, bounds[1:], strict=False) if b > a]
+
+    def _fitted_bounds(self, first: int) -> list:
+        """Chunk ends after ``first``: chunk c + 1 (issued with the others when the residual
+        starts) lands by the time the loop has done chunks 0..c, at the loop's cycles per
+        packed vector and the default machine's DMA latency and bandwidth."""
+        n, u, cfg = self.L.n_packed, self.final_u, MachineConfig()
+        pace = FinalRow(self, "residual", 0, 0).cycles_per_packed()
+        per = Q_BYTES_PER_PACKED / cfg.dma_bytes_per_cycle
+        bounds = [0, first]
+        while bounds[-1] < n and len(bounds) < len(Q_TAGS):
+            end = first + (pace * bounds[-1] - cfg.dma_latency) / per
+            bounds.append(min(n, max(bounds[-1] + u, int(end) // u * u)))
+        return bounds + ([n] if bounds[-1] < n else [])
+
+    def _first_row_chunks(self) -> list:
+        """(first packed vector, end, DMA tag) of the program's first row: halving chunks,
+        so that the row max of the last one, after the whole row has landed, is short; the
+        tags are those no DMA uses before the first row max is done."""
+        n, u, count = self.L.n_packed, self.plan.rowmax_u, self.plan.first_row_chunks
+        if not self.plan.prefetch or count == 1:
+            return [(0, n, self.row_tag(0, 0))]
+        weights = [2.0 ** -i for i in range(count)]
+        bounds, total = [0], 0.0
+        for w in weights[:-1]:
+            total += w
+            b = int(n * total / sum(weights)) // u * u
+            if bounds[-1] < b < n:
+                bounds.append(b)
+        bounds.append(n)
+        spans = zip(bounds, bounds[1:], strict=False)
+        return [(a, b, tag) for (a, b), tag in zip(spans, FIRST_ROW_TAGS, strict=False)]
+
+    def fetch_first_row(self):
+        L = self.L
+        for a, b, tag in self.first_chunks:
+            self.dma(L.vm_buffers[0] + a * PACKED_BYTES, L.hbm_row(0, 0) + a * PACKED_BYTES,
+                     (b - a) * PACKED_BYTES, tag)
 
     def row_tag(self, r, s):
         return 1 + self.L.buffer(r, s)
@@ -207,17 +285,23 @@ class _Builder:
         a, b = self.chunks[c]
         L = self.L
         self.dma(L.vm_q + a * Q_BYTES_PER_PACKED, L.hbm_q_row(r, s) + a * Q_BYTES_PER_PACKED,
-                 (b - a) * Q_BYTES_PER_PACKED, 5 + min(c, 2), wait=not self.plan.prefetch)
+                 (b - a) * Q_BYTES_PER_PACKED, Q_TAGS[c], wait=not self.plan.prefetch)
 
     # ------------------------------------------------------- program
     def build(self) -> BuiltKernel:
         L, p = self.L, self.p
         p.phase("setup")
         p.bundle("sli s0, 0")
-        self.dma(L.vm_tables, L.hbm_ids, L.table_bytes, 0, wait=True)
+        chunked = len(self.first_chunks) > 1
+        self.dma(L.vm_tables, L.hbm_ids, L.table_bytes, 0, wait=not chunked)
+        if chunked:  # the first row's transfer starts while the tables land
+            self.fetch_first_row()
         self.constants()
-        if self.plan.prefetch:
-            self.fetch_row(0, 0)
+        self.pads()
+        if chunked:
+            p.bundle("dmawait 0")
+        elif self.plan.prefetch:
+            self.fetch_first_row()
         for r in range(L.R):
             for s in range(L.S):
                 self.position(r, s)
@@ -227,7 +311,7 @@ class _Builder:
             p.label(f"next_{r}")
         p.phase("setup")
         p.lines.append("halt")
-        return BuiltKernel(p.text, L, self.path, self.plan, self.loops)
+        return BuiltKernel(p.text, L, self.path, self.plan, self.loops, p.instances)
 
     def constants(self):
         p = self.p
@@ -251,12 +335,24 @@ class _Builder:
                     f"vst {GLUE[1]}, [{S_KS} + {(10 + r) * PACKED_BYTES}]",
                     f"sadd {k0}, {k0}, {int(PHILOX_W0)}", f"sadd {k1}, {k1}, {int(PHILOX_W1)}")
 
+    def pads(self):
+        """The padding after the buffers (:meth:`SamplerLayout.pads`), for loops that read
+        one vector past an odd row."""
+        if self.plan.argmax != "block":
+            return
+        words = sorted({w for _, w in self.L.pads()})
+        regs = dict(zip(words, GLUE, strict=False))
+        self.p.steps(*[f"vli {regs[w]}, {w}" for w in words])
+        for address, w in self.L.pads():
+            self.p.bundle(f"vst {regs[w]}, [s0 + {address}]")
+
     # ------------------------------------------------------- one acceptance check
     def position(self, r, s):
         """One acceptance check of request r at position s; branches to ``rej_r_s`` on reject."""
         buf = self.L.vm_buffers[self.L.buffer(r, s)]
         self.fetch_position(r, s)
-        self.row_max(buf)
+        first = (r, s) == (0, 0) and self.plan.prefetch
+        self.row_max(buf, self.first_chunks if first else [(0, self.L.n_packed, None)])
         self.sum_exp(buf)
         self.p.phase("accept")
         self.probability_of_draft(buf)
@@ -277,16 +373,22 @@ class _Builder:
             self.fetch_q_chunk(r, s, 0)
             self.fetch_row(r, s + 1)
 
-    def row_max(self, buf):
-        """The row max into ``S_M`` and broadcast to ``V_M`` (landing float32 if planned)."""
+    def row_max(self, buf, chunks):
+        """The row max into ``S_M`` and broadcast to ``V_M`` (landing float32 if planned);
+        ``chunks``: (first packed vector, end, DMA tag to wait for or None)."""
         L, p, plan = self.L, self.p, self.plan
         p.phase("max")
         u, land = plan.rowmax_u, plan.land_fp32
         accs = CARRIED[:u]
-        p.steps(f"sli {S_LB}, {buf}", f"sli {S_FB}, {L.vm_fp32}" if land else "",
-                *[f"vli {a}, -inf" for a in accs])
-        self.emit(rowmax_body(u, land), L.n_packed, u, plan.rowmax_style,
-                  {f"acc{b}": accs[b] for b in range(u)}, "loop_rowmax")
+        carried = {f"acc{i}": accs[i] for i in range(u)}
+        if self.gated(plan.rowmax_style, chunks):
+            chunks = [(0, L.n_packed, {a: f"dmawait {tag}" for a, _, tag in chunks[1:]})]
+        for c, (a, b, tag) in enumerate(chunks):
+            p.steps(f"dmawait {tag}" if c else "", f"sli {S_LB}, {buf + a * PACKED_BYTES}",
+                    f"sli {S_FB}, {L.vm_fp32 + a * 2 * PACKED_BYTES}" if land else "",
+                    *([] if c else [f"vli {acc}, -inf" for acc in accs]))
+            self.emit(rowmax_body(u, land), b - a, u, plan.rowmax_style, carried,
+                      "loop_rowmax", gates=tag if isinstance(tag, dict) else None)
         for a in accs[1:]:
             p.bundle(f"vmax.f32 {accs[0]}, {accs[0]}, {a}")
         p.steps(f"vred.max {S_M}, {accs[0]}", f"vbcast {V_M}, {S_M}")
@@ -299,8 +401,8 @@ class _Builder:
         accs = CARRIED[:w]
         p.steps(f"sli {S_LB}, {buf}", f"sli {S_FB}, {L.vm_fp32}" if land else "",
                 *[f"vli {a}, 0" for a in accs])
-        self.emit(sumexp_loop_body(self.path, w, su, land), L.n_packed, su, plan.sumexp_style,
-                  {f"acc{i}": accs[i] for i in range(w)}, "loop_sumexp")
+        self.emit(sumexp_loop_body(self.path, w, su, land, plan.store_e), L.n_packed, su,
+                  plan.sumexp_style, {f"acc{i}": accs[i] for i in range(w)}, "loop_sumexp")
         level = list(accs)
         while len(level) > 1:
             ops = [f"vadd.f32 {level[i]}, {level[i]}, {level[i + 1]}"
@@ -371,54 +473,6 @@ class _Builder:
         p.bundle(f"vmov {dst}, {_reg_of(code.text, 'vmov')}")
 
     # ------------------------------------------------------- final rows
-    def final_setup(self, r, s, purpose):
-        p, u = self.p, self.final_u
-        streams = 2 * u
-        best, idx, tok = CARRIED[:streams], CARRIED[streams:2 * streams], \
-            CARRIED[2 * streams:3 * streams]
-        ctr = tok[0]
-        p.steps((f"viota {GLUE[0]}", f"vli {V_STEP}, {256 * u}"),
-                (f"vli {GLUE[1]}, {(-256 * u) % 2**32 if self.path == 'fast' else 0}",
-                 f"vli {V_C128}, 128"),
-                f"vadd.u32 {ctr}, {GLUE[0]}, {GLUE[1]}")
-        if u == 2:
-            p.bundle(f"vli {V_C256}, 256", f"vli {V_C384}, 384")
-        for k in range(streams):
-            p.bundle(f"vli {best[k]}, -inf", f"vli {idx[k]}, 0")
-        carried = {"ctr": ctr}
-        for k in range(streams):
-            carried.update({f"best{k}": best[k], f"idx{k}": idx[k]})
-        if self.path == "fast":
-            p.bundle(f"sld {S_KEY}, [s0 + {self.L.vm_key(r, s, purpose)}]")
-        else:
-            c0 = CARRIED[2 * streams + 1]
-            carried["c0"] = c0
-            p.steps((f"vli {V_C1}, {s}", f"vli {V_C2}, {r}"), f"vli {V_C3}, {purpose}",
-                    f"vli {GLUE[1]}, {(-128) % 2**32}", f"vadd.u32 {c0}, {GLUE[0]}, {GLUE[1]}")
-        return carried, best, idx
-
-    def final_reduce(self, r, slot, best, idx):
-        """Lexicographic (score desc, token asc) over streams and lanes; stores the token."""
-        p, L = self.p, self.L
-        fb, fa, g, e = GLUE[0], GLUE[1], GLUE[2], GLUE[3]
-        p.bundle(f"vcvt.u2f {idx[0]}, {idx[0]}")
-        for k in range(1, len(best)):
-            p.steps(f"vcvt.u2f {fb}, {idx[k]}",
-                    (f"vcmpgt.f32 {g}, {best[k]}, {best[0]}", f"vcmpeq.f32 {e}, {best[k]}, "
-                     f"{best[0]}"),
-                    f"vcmplt.f32 {fa}, {fb}, {idx[0]}", f"vand {e}, {e}, {fa}",
-                    f"vor {g}, {g}, {e}",
-                    (f"vmax.f32 {best[0]}, {best[0]}, {best[k]}",
-                     f"vsel {idx[0]}, {g}, {fb}, {idx[0]}"))
-        t = S_T[0]
-        p.steps(f"vred.max {t}, {best[0]}", f"vbcast {g}, {t}",
-                f"vcmpeq.f32 {e}, {best[0]}, {g}", f"vli {fa}, inf",
-                f"vsel {e}, {e}, {idx[0]}, {fa}", f"vred.min {S_T[1]}, {e}",
-                f"vbcast {fb}, {S_T[1]}", f"vcvt.f2u {fb}, {fb}",
-                f"vst {fb}, [s0 + {L.vm_scratch}]", f"sld {S_T[2]}, [s0 + {L.vm_scratch}]",
-                f"sst {S_T[2]}, [s0 + {L.vm_tokens + 4 * (r * (L.S + 1) + slot)}]",
-                f"sst {t}, [s0 + {L.vm_diag('score') + 4 * r}]")
-
     def finish_request(self, r, accepted, jump):
         p, L = self.p, self.L
         p.steps(f"sli {S_T[3]}, -1", f"sli {S_T[4]}, {accepted}")
@@ -438,11 +492,12 @@ class _Builder:
                 self.fetch_row(r + 1, 0)
         else:
             self.fetch_row(r, S, wait=True)
-        carried, best, idx = self.final_setup(r, S, BONUS)
-        p.bundle(f"sli {S_LB}, {L.vm_buffers[L.buffer(r, S)]}")
-        self.emit(final_body("bonus", self.path, self.final_u), L.n_packed, self.final_u,
-                  plan.final_style, carried, "loop_bonus")
-        self.final_reduce(r, S, best, idx)
+        row = FinalRow(self, "bonus", r, S)
+        row.setup(BONUS)
+        buf = L.vm_buffers[L.buffer(r, S)]
+        p.bundle(f"sli {S_LB}, {buf}")
+        row.loop(L.n_packed, "loop_bonus")
+        row.finish(S, buf)
         self.finish_request(r, S, jump=True)
 
     def residual(self, r, s):
@@ -456,37 +511,45 @@ class _Builder:
                 self.fetch_row(r + 1, 0)
         else:
             self.fetch_q_chunk(r, s, 0)
-        carried, best, idx = self.final_setup(r, s, RESIDUAL)
+        row = FinalRow(self, "residual", r, s)
+        row.setup(RESIDUAL)
         buf = L.vm_buffers[L.buffer(r, s)]
-        # The Exact path's residual keeps unpacking: with its Philox block, four float32
-        # loads held per iteration no longer fit the register pool (II 83 fails to allocate).
-        land = plan.land_fp32 and self.path == "fast"
-        body = final_body("residual", self.path, self.final_u, land)
-        for c, (a, b) in enumerate(self.chunks):
-            if plan.prefetch:
-                p.bundle(f"dmawait {5 + min(c, 2)}")
-            p.steps(f"sli {S_LB}, {buf + a * PACKED_BYTES}",
-                    f"sli {S_QB}, {L.vm_q + a * Q_BYTES_PER_PACKED}",
-                    f"sli {S_FB}, {L.vm_fp32 + a * 2 * PACKED_BYTES}" if land else "")
-            self.emit(body, b - a, self.final_u, plan.final_style, carried,
-                      "loop_residual")
-        self.final_reduce(r, s, best, idx)
-        self.empty_residual_fallback(r, s, body, land)
+        if self.gated(plan.final_style, self.chunks):
+            p.bundle(f"dmawait {Q_TAGS[0]}")
+            self.residual_bases(row, buf, 0)
+            row.loop(L.n_packed, "loop_residual",
+                     {a: f"dmawait {Q_TAGS[c]}" for c, (a, _) in enumerate(self.chunks) if c})
+        else:
+            for c, (a, b) in enumerate(self.chunks):
+                if plan.prefetch:
+                    p.bundle(f"dmawait {Q_TAGS[c]}")
+                self.residual_bases(row, buf, a)
+                row.loop(b - a, "loop_residual")
+        row.finish(s, buf)
+        self.empty_residual_fallback(r, s, buf)
         self.finish_request(r, s, jump=s < L.S - 1)
 
-    def empty_residual_fallback(self, r, s, body, land: bool):
+    def residual_bases(self, row, buf: int, a: int):
+        """The residual row's base registers at packed vector ``a``."""
+        L = self.L
+        landed = S_FB in row.bases(buf)
+        self.p.steps(f"sli {S_LB}, {buf + a * PACKED_BYTES}",
+                     f"sli {S_QB}, {L.vm_q + a * Q_BYTES_PER_PACKED}",
+                     f"sli {S_FB}, {L.vm_fp32 + a * 2 * PACKED_BYTES}" if landed else "")
+
+    def empty_residual_fallback(self, r, s, buf: int):
         """If the residual row's best score is −∞ (no positive weight), sample from p instead."""
-        L, p, plan = self.L, self.p, self.plan
+        L, p = self.L, self.p
         done, t, c = f"residual_done_{r}_{s}", S_T[0], S_T[5]
         p.steps(f"sli {c}, {f32_bits(-np.inf)}", f"ssub {c}, {t}, {c}", f"bnz {c}, {done}",
                 f"sli {S_QB}, {L.vm_q}", f"loop {L.q_row_bytes // PACKED_BYTES}")
         p.bundle(f"vst {V_ZERO}, [{S_QB} + 0]", f"sadd {S_QB}, {S_QB}, {PACKED_BYTES}")
         p.bundle("endloop")
-        carried, best, idx = self.final_setup(r, s, RESIDUAL)
-        p.steps(f"sli {S_LB}, {L.vm_buffers[L.buffer(r, s)]}", f"sli {S_QB}, {L.vm_q}",
-                f"sli {S_FB}, {L.vm_fp32}" if land else "")
-        self.emit(body, L.n_packed, self.final_u, plan.final_style, carried, "loop_residual")
-        self.final_reduce(r, s, best, idx)
+        row = FinalRow(self, "residual", r, s)
+        row.setup(RESIDUAL)
+        self.residual_bases(row, buf, 0)
+        row.loop(L.n_packed, "loop_residual")
+        row.finish(s, buf)
         p.label(done)
 
 

@@ -15,7 +15,7 @@ TOKEN_OFFSETS = (V_ZERO, V_C128, V_C256, V_C384)
 CARRIED = [f"v{i}" for i in range(34, 47)]
 POOL = [f"v{i}" for i in range(34)]
 LOOP_POOL = {  # loop registers: the pool, carried slots no loop of the path uses, free constants
-    "fast": POOL + [f"v{i}" for i in range(39, 47)] + [V_PM0, V_PM1, V_C1, V_C2, V_C3],
+    "fast": POOL + [f"v{i}" for i in range(40, 47)] + [V_PM0, V_PM1, V_C1, V_C2, V_C3],
     "exact": POOL + [f"v{i}" for i in range(44, 47)] + [V_EIGHTH, V_THREE],
 }
 GLUE = [f"v{i}" for i in range(20, 34)]  # scratch for straight-line code (loops are done then)

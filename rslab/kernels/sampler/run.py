@@ -12,11 +12,12 @@ for a DMA, which are charged to ``dma_wait``).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 from tqdm import tqdm
 
+from rslab.kernels.sampler.floor import phase_floors
 from rslab.kernels.sampler.layout import SamplerLayout
 from rslab.kernels.sampler.plans import OPTIMISED, KernelPlan, optimisation_steps
 from rslab.kernels.sampler.program import PHASES, BuiltKernel, build_kernel
@@ -44,6 +45,7 @@ class SamplerRun:
     float_checks: dict = field(default_factory=dict)
     loops: dict = field(default_factory=dict)
     bundles: int = 0
+    floors: dict = field(default_factory=dict)  # phase -> achieved, bound_cycles, binding, ratio
 
     @property
     def tokens(self) -> np.ndarray:
@@ -132,19 +134,26 @@ def run_sampler(inputs, path: str = "fast", plan: KernelPlan = OPTIMISED, *, see
     checks = {}
     if compare:
         checks = compare_floats(outputs, ref.diagnostics)
-    return SamplerRun(kernel, run.cycles, dict(run.stalls), phase_cycles(run), outputs,
+    phases = phase_cycles(run)
+    return SamplerRun(kernel, run.cycles, dict(run.stalls), phases, outputs,
                       ref.tokens.astype(np.int32), ref.num_accepted.astype(np.int32), checks,
-                      _loop_figures(run, kernel), run.bundles)
+                      _loop_figures(run, kernel), run.bundles,
+                      phase_floors(run, kernel, phases))
 
 
-def run_steps(inputs, path: str = "fast", *, seed: int = 0, progress: bool = True) -> list[dict]:
-    """Cycles, cycles per phase and tokens of every step on ``inputs``."""
+def run_steps(inputs, path: str = "fast", *, seed: int = 0, progress: bool = True,
+              known=()) -> list[dict]:
+    """Cycles, cycles per phase and tokens of every step on ``inputs``; ``known``: runs of
+    some of the plans on the same inputs, path and seed, not simulated again."""
     rows = []
     steps = optimisation_steps()
+    have = {(replace(run.kernel.plan, name=""), run.kernel.path): run for run in known}
     first = None
     for label, plan in tqdm(steps, desc="optimisation steps", disable=not progress,
                             leave=False):
-        run = run_sampler(inputs, path, plan, seed=seed)
+        run = have.get((replace(plan, name=""), path))
+        if run is None:
+            run = run_sampler(inputs, path, plan, seed=seed)
         first = first or run.cycles
         rows.append({"step": label, "cycles": int(run.cycles),
                      "speedup": first / run.cycles,

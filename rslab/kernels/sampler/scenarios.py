@@ -13,7 +13,8 @@ import time
 from tqdm import tqdm
 
 from rslab.fixtures import TEST_POINTS, scenario_inputs
-from rslab.kernels.sampler.plans import OPTIMISED, baseline_plan
+from rslab.kernels.sampler.floor import total_floor
+from rslab.kernels.sampler.plans import ALSO_COMPARED, OPTIMISED, baseline_plan
 from rslab.kernels.sampler.run import SamplerRun, run_sampler
 
 PHASE_OUT = {"max": "max", "sumexp": "sumexp", "acceptance": "accept", "residual": "residual",
@@ -27,16 +28,29 @@ def phases_out(run: SamplerRun) -> dict:
     return {key: int(run.phases[name]) for key, name in PHASE_OUT.items()}
 
 
-def scenario_row(name: str, vocab: int, path: str, base: SamplerRun, opt: SamplerRun) -> dict:
-    """One row of the table (the stable keys of ``bench --json`` first)."""
+def floor_out(run: SamplerRun) -> dict:
+    """Per phase (output keys): ``achieved``, ``bound_cycles``, ``binding``, ``ratio``."""
+    return {key: dict(run.floors[name]) for key, name in PHASE_OUT.items()}
+
+
+def scenario_row(name: str, vocab: int, path: str, base: SamplerRun, opt: SamplerRun,
+                 others=()) -> dict:
+    """One row of the table (the stable keys of ``bench --json`` first); ``others``: runs of
+    the baselines the test point is also compared with."""
     tp = TEST_POINTS[name]
+    total = total_floor(opt.floors)
     return {
         "name": name, "S": tp.S, "R": tp.R, "vocab": vocab, "path": path,
         "baseline_cycles": int(base.cycles), "optimized_cycles": int(opt.cycles),
         "speedup": round(base.cycles / opt.cycles, 3),
-        "tokens_match_reference": bool(base.tokens_match and opt.tokens_match),
+        "tokens_match_reference": bool(base.tokens_match and opt.tokens_match
+                                       and all(o.tokens_match for o in others)),
         "baseline": base.kernel.plan.name,
         "baseline_phases": phases_out(base), "optimized_phases": phases_out(opt),
+        "optimized_bound_cycles": total["bound_cycles"], "optimized_ratio": total["ratio"],
+        "baseline_floor": floor_out(base), "optimized_floor": floor_out(opt),
+        "also_against": [{"baseline": o.kernel.plan.name, "cycles": int(o.cycles),
+                          "speedup": round(o.cycles / opt.cycles, 3)} for o in others],
         "float_outputs_compared": opt.floats_compared,
         "float_outputs_differing": opt.floats_differing,
         "largest_float_difference": opt.largest_float_difference,
@@ -45,7 +59,8 @@ def scenario_row(name: str, vocab: int, path: str, base: SamplerRun, opt: Sample
 
 def loop_row(fig: dict) -> dict:
     return {"ii": fig["ii"], "res_mii": fig["res_mii"], "rec_mii": fig["rec_mii"],
-            "stalls_per_iter": fig["stalls_per_iter"], "cycles_per_iter": fig["cycles_per_iter"]}
+            "stalls_per_iter": fig["stalls_per_iter"], "cycles_per_iter": fig["cycles_per_iter"],
+            "per_vector": fig.get("per_vector"), "bound_per_vector": fig.get("bound_per_vector")}
 
 
 def run_scenarios(vocab: int, path: str, *, seed: int = 0, progress: bool = True) -> dict:
@@ -55,21 +70,29 @@ def run_scenarios(vocab: int, path: str, *, seed: int = 0, progress: bool = True
     if path not in ("fast", "exact"):
         raise ValueError(f"path must be 'fast' or 'exact', got {path!r}")
     rows, runs = [], {}
-    start = time.perf_counter()
-    with tqdm(total=2 * len(TEST_POINTS), desc=f"full kernels V={vocab} {path}",
-              disable=not progress, leave=False) as bar:
+    four = extra = 0.0
+    total = sum(2 + len(ALSO_COMPARED[n]) for n in TEST_POINTS)
+    with tqdm(total=total, desc=f"full kernels V={vocab} {path}", disable=not progress,
+              leave=False) as bar:
         for name in TEST_POINTS:
+            start = time.perf_counter()
             inputs = scenario_inputs(name, V=vocab, seed=seed)
             base = run_sampler(inputs, path, baseline_plan(name), seed=seed)
             bar.update()
             opt = run_sampler(inputs, path, OPTIMISED, seed=seed)
             bar.update()
-            rows.append(scenario_row(name, vocab, path, base, opt))
-            runs[name] = (base, opt)
-    seconds = time.perf_counter() - start
+            four += time.perf_counter() - start
+            start = time.perf_counter()
+            others = []
+            for plan in ALSO_COMPARED[name]:
+                others.append(run_sampler(inputs, path, plan, seed=seed))
+                bar.update()
+            extra += time.perf_counter() - start
+            rows.append(scenario_row(name, vocab, path, base, opt, others))
+            runs[name] = (base, opt, *others)
     loops = {"sumexp": loop_row(runs["all-accept"][1].loops["loop_sumexp"]),
              "residual_gumbel": loop_row(runs["first-reject"][1].loops["loop_residual"]),
              "bonus_gumbel": loop_row(runs["all-accept"][1].loops["loop_bonus"]),
              "rowmax": loop_row(runs["all-accept"][1].loops["loop_rowmax"])}
-    return {"scenarios": rows, "loops": loops, "kernel_seconds": round(seconds, 1),
-            "runs": runs}
+    return {"scenarios": rows, "loops": loops, "kernel_seconds": round(four, 1),
+            "also_seconds": round(extra, 1), "runs": runs}
