@@ -305,3 +305,14 @@ def test_two_sfus_schedule_two_push_pop_pairs_at_mii():
     schedule = modulo_schedule(body, model)
     check_schedule(schedule)
     assert schedule.ii == 2
+
+
+@pytest.mark.parametrize("path", ["fast", "exact"])
+def test_the_shift_invariant_bonus_variant_matches_its_reference_and_costs_cycles(path):
+    """The variant the sampler did not take: its tokens are the shift-invariant reference's,
+    and the row max before the bonus row costs cycles."""
+    from rslab.fixtures import all_accept_inputs
+    from rslab.kernels.sampler.shifted_bonus import shift_invariance_cost
+
+    cost = shift_invariance_cost(all_accept_inputs(R=2, S=2, V=8192, seed=3), path)
+    assert cost["tokens_match"] and cost["extra_cycles"] > 0

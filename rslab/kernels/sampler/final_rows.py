@@ -58,7 +58,7 @@ class FinalRow:
         self.hoisted = [self.regs[f"hx{i}"] for i in range(4)] if hoist else None
         self.row = {"source": self._source(), "counters": "own" if self.own else "offsets",
                     "argmax": plan.argmax, "hoisted": self.hoisted}
-        self.body = final_body(kind, path, u, **self.row)
+        self.body = self.rewrite(final_body(kind, path, u, **self.row))
         self.carried = {v: self.regs[v] for v in self._state_values()}
         # renamed where a late read would pin them: Fast counters read at the end of the
         # chain, the Exact counter c0 as the block argmax's tag
@@ -67,6 +67,11 @@ class FinalRow:
         self.pool = LOOP_POOL[path] + (self._spare() if self.block else [])
 
     # ------------------------------------------------------- what the row is
+    def rewrite(self, body: list) -> list:
+        """The row's ops as emitted: the sampler's as built (a variant rewrites them, see
+        :mod:`rslab.kernels.sampler.shifted_bonus`)."""
+        return body
+
     def _source(self) -> str:
         plan = self.b.plan
         if self.kind == "bonus":
@@ -273,8 +278,8 @@ class FinalRow:
         best, inf, pick, token_base = self.regs["best"], self.regs["it"], GLUE[3], GLUE[4]
         p.bundle(f"vli {inf}, inf")
         self._iteration_state(j, bases, token_base)
-        body = recompute_body(self.kind, self.b.path, self.u, best=best, inf=inf,
-                              token_base=token_base, **self.row)
+        body = self.rewrite(recompute_body(self.kind, self.b.path, self.u, best=best, inf=inf,
+                                           token_base=token_base, **self.row))
         carried = {v: self.regs[v] for v in self._counters()}
         carried["pick"] = pick
         reads = {s for op in body for s in op.srcs if isinstance(s, str)}

@@ -492,13 +492,17 @@ class _Builder:
                 self.fetch_row(r + 1, 0)
         else:
             self.fetch_row(r, S, wait=True)
-        row = FinalRow(self, "bonus", r, S)
-        row.setup(BONUS)
         buf = L.vm_buffers[L.buffer(r, S)]
+        row = self.bonus_row(r, buf)
+        row.setup(BONUS)
         p.bundle(f"sli {S_LB}, {buf}")
         row.loop(L.n_packed, "loop_bonus")
         row.finish(S, buf)
         self.finish_request(r, S, jump=True)
+
+    def bonus_row(self, r, buf) -> FinalRow:
+        """The bonus row of request ``r`` (``buf``: its packed row), code before it emitted."""
+        return FinalRow(self, "bonus", r, self.L.S)
 
     def residual(self, r, s):
         L, p, plan = self.L, self.p, self.plan

@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from rslab.kernels.sampler.final_rows import FinalRow
 from rslab.kernels.sampler.layout import SamplerLayout
 from rslab.kernels.sampler.plans import OPTIMISED
 from rslab.kernels.sampler.program import BuiltKernel, _Builder
 from rslab.kernels.sampler.registers import REGS, V_LOG2E
 from rslab.kernels.sampler.run import run_sampler
-from rslab.randomness import BONUS
 from rslab.reference import rejection_sample
 from rslab.schedule import Op, SlotModel
 
@@ -36,19 +36,20 @@ def shifted_bonus_body(body: list) -> list:
     return out
 
 
+class _ShiftedBonusRow(FinalRow):
+    """The bonus row scoring ``(l − m)·LOG2E + g``, in its loop and in its recompute."""
+
+    def rewrite(self, body: list) -> list:
+        return shifted_bonus_body(body)
+
+
 class _ShiftedBonusBuilder(_Builder):
     """The optimised program, with the bonus row's max computed before its Gumbel-argmax."""
 
-    def final_setup(self, r, s, purpose):
-        if purpose == BONUS:
-            self.row_max(self.L.vm_buffers[self.L.buffer(r, s)])
-            self.p.phase("bonus")
-        return super().final_setup(r, s, purpose)
-
-    def emit(self, body, n_packed, u, style, carried, label):
-        if label == "loop_bonus":
-            body = shifted_bonus_body(body)
-        return super().emit(body, n_packed, u, style, carried, label)
+    def bonus_row(self, r, buf) -> FinalRow:
+        self.row_max(buf, [(0, self.L.n_packed, None)])
+        self.p.phase("bonus")
+        return _ShiftedBonusRow(self, "bonus", r, self.L.S)
 
 
 def build_shifted_kernel(layout: SamplerLayout, path: str = "fast") -> BuiltKernel:
