@@ -3,8 +3,8 @@
 Starts ``jupyter lab`` from this interpreter's venv on 127.0.0.1 (a free port, a random
 token, settings, runtime files and a copy of ``book/`` in a temporary folder,
 ``RSLAB_SCALE=quick``), opens a chapter's ``.md`` in headless Chromium (it must open as a
-notebook: jupytext's default
-viewer from the venv's settings overrides), runs all cells, moves one live control to a
+notebook on a double click in the file browser: jupytext's default viewer from the venv's
+settings overrides), runs all cells, moves one live control to a
 value that is not one of the page's precomputed frames by typing it into the slider's
 readout, and checks that the kernel recomputed the figure: the status says "computed",
 the picture changed, and the caption holds the number this test computes itself for that
@@ -207,6 +207,22 @@ def run_all_cells(page, name: str):
     assert errors.count() == 0, f"{name}: a cell raised: {errors.first.inner_text()[:2000]}"
 
 
+def open_by_double_click(page, workspace_url: str, page_name: str):
+    """A fresh workspace (no tab of an earlier chapter restored), then the chapter's ``.md``
+    double-clicked in Lab's file browser, as a reader opens it: it must open as a notebook."""
+    page.goto(workspace_url, wait_until="load")
+    item = page.locator(".jp-DirListing-item", has_text=page_name).first
+    item.wait_for(timeout=120_000)
+    item.dblclick()
+    panel = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden)").first
+    try:
+        panel.wait_for(timeout=180_000)
+    except PlaywrightTimeout:
+        editors = page.locator(".jp-FileEditor:not(.lm-mod-hidden)").count()
+        pytest.fail(f"{page_name} did not open as a notebook on double click"
+                    + (" (it opened in the text editor)" if editors else ""))
+
+
 def live_figure_with(page, label: str):
     figure = page.locator(".rslab-live").filter(
         has=page.locator(".widget-slider .widget-label", has_text=label)).first
@@ -221,10 +237,8 @@ def test_chapter_recomputes_live(chapter, lab, browser):
     context = browser.new_context(viewport={"width": 1280, "height": 1000})
     page = context.new_page()
     try:
-        # a fresh workspace: no tab of an earlier chapter is restored beside this one
-        page.goto(f"{url}lab/workspaces/{chapter}/tree/{page_name}?reset&token={token}",
-                  wait_until="load")
-        page.locator(".jp-NotebookPanel:not(.lm-mod-hidden)").first.wait_for(timeout=180_000)
+        open_by_double_click(page, f"{url}lab/workspaces/{chapter}?reset&token={token}",
+                             page_name)
         run_all_cells(page, page_name)
         assert page.locator(".rslab-static").first.is_hidden(), \
             "the precomputed selectors show in Jupyter (they are for the static page)"
