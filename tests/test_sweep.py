@@ -34,7 +34,7 @@ def test_best_rows_pick_the_smallest_lambda_per_design():
     ({"no_such_knob": (1,)}, "not a FastLog2 field"),
     ({"index_bits": ()}, "at least one value"),
     ({"index_bits": (6, 6)}, "distinct"),
-    ({"index_bits": (13,)}, "index_bits must be in 1..12"),
+    ({"index_bits": (13,)}, "index_bits must be an integer in 1..12"),
 ])
 def test_bad_axes_are_value_errors(axes, what):
     with pytest.raises(ValueError, match=what):
