@@ -1,6 +1,6 @@
 """The framework reference sampler of speculative decoding (NumPy), Exact and Fast paths.
 
-``rejection_sample(target_logits, draft_probs, draft_token_ids, *, path, seed, noise)``
+``rejection_sample(target_logits, draft_probs, draft_token_ids, *, path, seed, noise, method)``
 (Leviathan et al. 2023; Chen et al. 2023). Per request, positions s = 0..S−1 in
 order: the draft token x is accepted iff ``q(x) > 0 and u·q(x) < p(x)``; at the
 first rejection a token is drawn from the residual ``max(0, p − q)`` and the
@@ -25,6 +25,18 @@ Float32 semantics (what a kernel reproduces)
 * Gumbel noise in base 2: ``g = −log2(−log2 u)``, which keeps the argmax
   equivalent to ``argmax(ln w + Gumbel)`` since ``log2 = ln / ln 2`` is monotone.
 
+Draw methods (Fast path; :mod:`rslab.numerics.methods`)
+-------------------------------------------------------
+``method="gumbel"`` (the default) is the Gumbel-max above. ``method="race"`` and
+``method="invcdf"`` draw the residual and bonus tokens from the linear weights
+instead (:mod:`rslab.row_draws`): the residual ``w``, and for the bonus row
+``exp2((l − max l)·LOG2E)`` (the softmax numerators, the path's exp2). The race
+is ``argmax w·rcp(E)`` with ``noise`` ``scaled`` (default) or ``naive``; the
+inverse CDF is the first token past ``u·Σw`` in the core's float32 sums with
+``noise`` ``wide`` (default, two words) or ``u24`` (one word). ``noise=None``
+selects the method's default (``div8`` for Gumbel). The Exact path draws with
+Gumbel-max only.
+
 ============  =============================================  =====================================
 path          exact                                          fast
 ============  =============================================  =====================================
@@ -46,6 +58,10 @@ purpose        value     position s          tokens used
 ``RESIDUAL``   1         0..S−1              0..V−1: Gumbel noise of the residual sample
 ``BONUS``      2         S                   0..V−1: Gumbel noise of the bonus sample
 =============  ========  ==================  ==========================================
+
+The race reads the same words as Gumbel-max (token i's word for token i). The
+inverse CDF reads one or two words per row: token 0's (``u₁``) and, for
+``wide``, token 1's (``u₂``) of the ``RESIDUAL`` or ``BONUS`` row.
 
 ===============  ===============================================================================
 Exact (Philox)   ``key = (seed & 0xffffffff, seed >> 32)``; ``counter = (c0, s, r, purpose)``;
@@ -80,6 +96,7 @@ from rslab.numerics.fastlog import (
     precise_log2,
 )
 from rslab.numerics.gumbel import get_noise
+from rslab.numerics.methods import check_method, resolve_noise
 from rslab.numerics.rng import uniform_from_words
 from rslab.randomness import (
     ACCEPT,
@@ -93,10 +110,12 @@ from rslab.randomness import (
     random_uniforms,
     random_words,
 )
+from rslab.row_draws import draw_tokens
 
 __all__ = [
     "ACCEPT", "BONUS", "RESIDUAL", "PATHS", "LOG2E", "DRAFT_SUM_TOL", "SampleResult",
     "rejection_sample", "target_probs", "gumbel_noise", "residual_weights", "sample_scores",
+    "softmax_numerators",
     "random_words", "random_uniforms", "fast_key", "philox_key", "philox_slot",
     "uniform_from_words", "path_math", "acceptance_probability", "accepted_count_law",
 ]
@@ -147,8 +166,8 @@ def path_math(path="exact", noise="div8") -> PathMath:
     return PathMath("fast", fast_exp2, DEFAULT_FASTLOG2, pipeline)
 
 
-def target_probs(logits, path="exact") -> np.ndarray:
-    """Float32 softmax over the last axis, op by op as the kernels compute it."""
+def softmax_numerators(logits, path="exact") -> np.ndarray:
+    """``e = exp2((l − max l)·LOG2E)`` over the last axis (float32, 0 where l = −∞)."""
     math = path if isinstance(path, PathMath) else path_math(path)
     l = np.asarray(logits)
     if l.dtype != np.float32:
@@ -158,6 +177,12 @@ def target_probs(logits, path="exact") -> np.ndarray:
         z = (l - m) * LOG2E
     e = math.exp2(z)
     e[z == -np.inf] = 0
+    return e
+
+
+def target_probs(logits, path="exact") -> np.ndarray:
+    """Float32 softmax over the last axis, op by op as the kernels compute it."""
+    e = softmax_numerators(logits, path)
     s = e.sum(axis=-1, dtype=np.float32, keepdims=True)
     return e * (np.float32(1) / s)
 
@@ -256,7 +281,17 @@ def _check_inputs(target_logits, draft_probs, draft_token_ids):
     return R, S, V
 
 
-def _sample_chunk(rows, l, q, ids, math, seed, tokens, num_accepted):
+def _residual_tokens(method, noise, math, seed, requests, s, w):
+    """The residual sample of rows with weights ``w``: Gumbel-max, or a row draw."""
+    if method != "gumbel":
+        return draw_tokens(method, noise, seed, requests, s, RESIDUAL, w)
+    g = gumbel_noise(math, seed, requests, s, RESIDUAL, np.arange(w.shape[-1]))
+    with np.errstate(divide="ignore"):
+        lw = math.log2(w)
+    return sample_scores(lw, g).argmax(axis=-1)
+
+
+def _sample_chunk(rows, l, q, ids, math, seed, tokens, num_accepted, method="gumbel", noise=None):
     """Sample the requests ``rows`` (global indices; their inputs are ``l, q, ids``)."""
     S, V = q.shape[1], l.shape[2]
     vocab = np.arange(V)
@@ -276,12 +311,13 @@ def _sample_chunk(rows, l, q, ids, math, seed, tokens, num_accepted):
         reject = ~accept
         if reject.any():
             w = residual_weights(p[reject], qrow[reject])
-            g = gumbel_noise(math, seed, rows[live[reject]], s, RESIDUAL, vocab)
-            with np.errstate(divide="ignore"):
-                lw = math.log2(w)
-            tokens[rows[live[reject]], s] = sample_scores(lw, g).argmax(axis=-1)
+            tokens[rows[live[reject]], s] = _residual_tokens(method, noise, math, seed,
+                                                             rows[live[reject]], s, w)
         live = live[accept]
-    if live.size:
+    if live.size and method != "gumbel":
+        w = softmax_numerators(l[live, S], math)
+        tokens[rows[live], S] = draw_tokens(method, noise, seed, rows[live], S, BONUS, w)
+    elif live.size:
         g = gumbel_noise(math, seed, rows[live], S, BONUS, vocab)
         with np.errstate(invalid="ignore"):
             lw = l[live, S] * LOG2E
@@ -289,14 +325,19 @@ def _sample_chunk(rows, l, q, ids, math, seed, tokens, num_accepted):
 
 
 def rejection_sample(target_logits, draft_probs, draft_token_ids, *, path="exact", seed=0,
-                     noise="div8") -> SampleResult:
+                     noise=None, method="gumbel") -> SampleResult:
     """Speculative-decoding rejection sampling; see the module docstring for the semantics.
 
     ``target_logits`` float32 [R, S+1, V] (−inf allowed), ``draft_probs`` float32
     [R, S, V] (rows sum to 1), ``draft_token_ids`` int [R, S]; ``path`` "exact" or
-    "fast"; ``seed`` an integer in [0, 2^64); ``noise`` the Fast path's noise variant.
+    "fast"; ``seed`` an integer in [0, 2^64); ``method`` the Fast path's draw
+    (``gumbel``, ``race`` or ``invcdf``) and ``noise`` its variant (None: the default).
     """
-    math = path_math(path, noise)
+    check_method(method)
+    noise = resolve_noise(method, noise)
+    if method != "gumbel" and path != "fast":
+        raise ValueError(f"method: the {path!r} path draws with 'gumbel' only, got {method!r}")
+    math = path_math(path, noise if method == "gumbel" else "div8")
     seed = check_seed(seed)
     R, S, V = _check_inputs(target_logits, draft_probs, draft_token_ids)
     tokens = np.full((R, S + 1), -1, dtype=np.int64)
@@ -305,5 +346,6 @@ def rejection_sample(target_logits, draft_probs, draft_token_ids, *, path="exact
     for start in range(0, R, chunk):
         stop = min(R, start + chunk)
         _sample_chunk(np.arange(start, stop), target_logits[start:stop], draft_probs[start:stop],
-                      draft_token_ids[start:stop], math, seed, tokens, num_accepted)
+                      draft_token_ids[start:stop], math, seed, tokens, num_accepted, method,
+                      noise)
     return SampleResult(tokens, num_accepted)
