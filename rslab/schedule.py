@@ -895,7 +895,8 @@ def expand(schedule: Schedule, iterations: int, *, registers, carried_registers=
                     advanced = unroll
             imm = a.offset + (it - advanced) * a.stride
             mem = [f"[{a.base} + {imm}]" if imm >= 0 else f"[{a.base} - {-imm}]"]
-            parts = srcs[:1] + mem + srcs[1:] if op.opcode.startswith("vst") else dst + mem + srcs
+            stored = op.opcode.startswith(("vst", "sst"))  # the stored value comes first
+            parts = srcs[:1] + mem + srcs[1:] if stored else dst + mem + srcs
         else:
             parts = dst + srcs
         return op.opcode + (" " + ", ".join(parts) if parts else "") + op.tail

@@ -64,22 +64,31 @@ def noise_constants(log2) -> dict:
             "neg_log2k": np.float32(-np.log2(DIVISOR)), "inv_k": np.float32(1.0 / DIVISOR)}
 
 
-def _noise_ops(k: int, key_sreg: str) -> list:
-    c = CONSTANT_REGS
+def uniform_ops(k: int, key_sreg: str, consts=CONSTANT_REGS) -> list:
+    """Worker k's word ``w{k}`` and ``f{k} = float(d)``, the uniform being ``f·2^-25``."""
     return [Op("vrand", f"w{k}", (f"i{k}", key_sreg)),
             Op("vshr", f"a{k}", (f"w{k}", "7")),
-            Op("vor", f"o{k}", (f"a{k}", c["one"])),
+            Op("vor", f"o{k}", (f"a{k}", consts["one"])),
             Op("vshr", f"h{k}", (f"o{k}", "24")),
             Op("vxor", f"d{k}", (f"o{k}", f"h{k}")),
-            Op("vcvt.u2f", f"f{k}", (f"d{k}",)),
-            Op("vmul.f32", f"uc{k}", (f"f{k}", c["cp"])),
+            Op("vcvt.u2f", f"f{k}", (f"d{k}",))]
+
+
+def first_layer_ops(k: int, consts=CONSTANT_REGS) -> list:
+    """``t{k} = log2 c − fl(u·c)`` from ``f{k}`` (``cp`` = c·2^-25)."""
+    return [Op("vmul.f32", f"uc{k}", (f"f{k}", consts["cp"])),
             Op("vlog2", f"@l1_{k}", (f"uc{k}",)),
             Op("vpop", f"l1_{k}", (f"@l1_{k}",)),
-            Op("vsub.f32", f"t{k}", (c["log2c"], f"l1_{k}")),
-            Op("vmul.f32", f"tk{k}", (f"t{k}", c["inv_k"])),
-            Op("vlog2", f"@l2_{k}", (f"tk{k}",)),
-            Op("vpop", f"l2_{k}", (f"@l2_{k}",)),
-            Op("vsub.f32", f"g{k}", (c["neg_log2k"], f"l2_{k}"))]
+            Op("vsub.f32", f"t{k}", (consts["log2c"], f"l1_{k}"))]
+
+
+def _noise_ops(k: int, key_sreg: str) -> list:
+    c = CONSTANT_REGS
+    return uniform_ops(k, key_sreg) + first_layer_ops(k) + [
+        Op("vmul.f32", f"tk{k}", (f"t{k}", c["inv_k"])),
+        Op("vlog2", f"@l2_{k}", (f"tk{k}",)),
+        Op("vpop", f"l2_{k}", (f"@l2_{k}",)),
+        Op("vsub.f32", f"g{k}", (c["neg_log2k"], f"l2_{k}"))]
 
 
 def gumbel_body(kind: str, *, packed_per_iter: int = 1, variant: str = "max",

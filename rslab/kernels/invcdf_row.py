@@ -1,0 +1,260 @@
+"""The inverse-CDF draw of a bonus or residual row on the core.
+
+Two parts, in the order of :mod:`rslab.numerics.invcdf`:
+
+1. **The pass** (modulo-scheduled, two packed vectors per iteration): the
+   weights of the four float32 workers (``exp2((l − m)·LOG2E)``; residual
+   ``max(p − q, 0)``, as :mod:`rslab.kernels.draw_loops`), each summed by the
+   cross-lane unit (``vred.add``) and the block sum stored with ``sst``. The
+   block sum reaches the store one iteration later (``Use(b, 1)``), which pins
+   it to a scalar register; the last ones are stored after the loop. Pinned,
+   a sum cannot be rewritten before its store, 8 cycles (the XLU latency) after
+   the reduction: two packed vectors per iteration keep that recurrence under
+   the resource bound (a row of an odd number of packed vectors gets one more of
+   −inf logits, whose zero block sums change nothing). No noise and no log.
+2. **The tail** (straight-line, once per row): group sums and their running
+   total, ``x = u₁·Σ``, the group by a compare and ``vred.argmax`` (a true mask
+   lane reads as NaN, the largest), the Hillis–Steele scan of the group's block
+   sums (seven store / shifted-load / add steps over a zeroed scratch row), the
+   block, then the block's weights recomputed from the logits and scanned the
+   same way, and the token (an integer in ``s5``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from rslab.kernels.draw_loops import WORKERS, _weight_ops, register_map, row_vmem
+from rslab.kernels.layout import BLOCK, LANES
+from rslab.kernels.sumexp_pipeline import LOG2E, PACKED_BYTES, f32_bits
+from rslab.numerics.invcdf import SCAN_STEPS, check_invcdf_noise
+from rslab.schedule import Addr, Op, SlotModel, Use, expand, modulo_schedule
+
+KINDS = ("bonus", "residual")
+PACKED_PER_ITER = 2
+PASS_WORKERS = WORKERS * PACKED_PER_ITER
+BLOCK_SUM_REGS = ("s8", "s9", "s10", "s11")
+U25 = f32_bits(np.float32(2.0**-25))
+INF_BITS, MINUS_ONE_BITS = "0x7f800000", f32_bits(np.float32(-1.0))
+
+
+def pass_body(kind: str, reg: dict, *, logits_base="s1", q_base="s2", sums_base="s6") -> list:
+    """Weights, block sums and their stores for ``PACKED_PER_ITER`` packed vectors."""
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
+    n, stride = PACKED_PER_ITER, PACKED_BYTES * PACKED_PER_ITER
+    body = [Op("vld", f"x{b}", addr=Addr(logits_base, PACKED_BYTES * b, stride))
+            for b in range(n)]
+    if kind == "residual":
+        body += [Op("vld", f"q{k}", addr=Addr(q_base, PACKED_BYTES * k, 2 * stride))
+                 for k in range(PASS_WORKERS)]
+    for k in range(PASS_WORKERS):
+        body.append(Op(f"vunpack.{('lo', 'hi')[k % 2]}", f"l{k}", (f"x{k // 2}",)))
+        ops, w = _weight_ops(kind, "race", k, reg)
+        body += ops + [Op("vred.add", f"b{k}", (w,)),
+                       Op("sst", None, (Use(f"b{k}", 1),), name=f"st{k}",
+                          addr=Addr(sums_base, 4 * (k - PASS_WORKERS), 4 * PASS_WORKERS))]
+    return body
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Byte addresses of the row's regions in VMEM."""
+
+    n_packed: int
+    logits: int
+    q: int
+    sums: int
+    prefix: int
+    scratch: int
+
+    @property
+    def blocks(self) -> int:
+        return 2 * self.n_packed
+
+    @property
+    def groups(self) -> int:
+        return -(-self.blocks // LANES)
+
+
+def layout(n_packed: int, kind: str) -> Layout:
+    """Logits at 0, q after them (residual), then the block sums (after guard words),
+    the group prefix (``D[−1] = 0`` then 128 lanes) and a zeroed scan row."""
+    q = PACKED_BYTES * n_packed
+    sums = q + (2 * PACKED_BYTES * n_packed if kind == "residual" else 0) + 4 * PASS_WORKERS
+    groups = -(-2 * n_packed // LANES)
+    prefix = sums + 4 * LANES * groups
+    scratch = prefix + 4 + 4 * LANES
+    return Layout(n_packed, 0, q, sums, prefix, scratch)
+
+
+def _scan_lines(src: str, dst: str, tmp: str, row: int) -> list:
+    """Inclusive Hillis–Steele scan of ``src`` into ``dst`` (the row's first half stays 0)."""
+    lines = [f"vmov {dst}, {src}"]
+    for i in range(SCAN_STEPS):
+        lines += [f"vst {dst}, [s0 + {row + 4 * LANES}]",
+                  f"vld {tmp}, [s0 + {row + 4 * LANES - 4 * (1 << i)}]",
+                  f"vadd.f32 {dst}, {dst}, {tmp}"]
+    return lines
+
+
+def _first_past_lines(scan: str, weights: str, threshold: str, out: str, v: dict) -> list:
+    """``out`` = the first positive lane with scan > threshold, else the last positive lane."""
+    return [f"vcmpgt.f32 {v['valid']}, {weights}, {v['zero']}",
+            f"vsel {v['lane']}, {v['valid']}, {v['iota_f']}, {v['minus1']}",
+            "vred.max s28, " + v["lane"],
+            f"vbcast {v['lane']}, s28",
+            f"vcmpeq.f32 {v['is_last']}, {v['iota_f']}, {v['lane']}",
+            f"vcmpgt.f32 {v['past']}, {scan}, {threshold}",
+            f"vand {v['past']}, {v['past']}, {v['valid']}",
+            f"vor {v['past']}, {v['past']}, {v['is_last']}",
+            f"vred.argmax {out}, {v['past']}"]
+
+
+def _uniform_lines(counter: int, out: str, v: dict) -> list:
+    """The uniform of the row's word ``counter`` in every lane (the Gumbel loops' recipe)."""
+    return [f"vli {v['tmp']}, {counter}", f"vrand {v['word']}, {v['tmp']}, s3",
+            f"vshr {v['word']}, {v['word']}, 7", f"vor {v['word']}, {v['word']}, {v['one']}",
+            f"vshr {v['tmp']}, {v['word']}, 24", f"vxor {v['word']}, {v['word']}, {v['tmp']}",
+            f"vcvt.u2f {v['word']}, {v['word']}", f"vmul.f32 {out}, {v['word']}, {v['u25']}"]
+
+
+def _weights_lines(kind: str, L: Layout, v: dict) -> list:
+    """The weights of block J (``s25``) recomputed as the pass computed them, into ``w``."""
+    lines = ["sshr s26, s25, 1", "sshl s26, s26, 9", f"vld {v['x']}, [s26 + {L.logits}]",
+             f"vunpack.lo {v['lo']}, {v['x']}", f"vunpack.hi {v['hi']}, {v['x']}",
+             "sand s27, s25, 1", f"vbcast {v['tmp']}, s27", f"vcvt.u2f {v['tmp']}, {v['tmp']}",
+             f"vcmpgt.f32 {v['tmp']}, {v['tmp']}, {v['zero']}",
+             f"vsel {v['l']}, {v['tmp']}, {v['hi']}, {v['lo']}",
+             f"vsub.f32 {v['l']}, {v['l']}, {v['m']}",
+             f"vmul.f32 {v['l']}, {v['l']}, {v['log2e']}",
+             f"vexp2 {v['l']}", f"vpop {v['w']}"]
+    if kind == "residual":
+        lines += ["sshl s26, s25, 9", f"vld {v['q']}, [s26 + {L.q}]",
+                  f"vmul.f32 {v['w']}, {v['w']}, {v['r']}",
+                  f"vsub.f32 {v['w']}, {v['w']}, {v['q']}",
+                  f"vmax.f32 {v['w']}, {v['w']}, {v['zero']}"]
+    return lines
+
+
+TAIL_VECTORS = ("zero", "one", "u25", "iota_f", "minus1", "tmp", "word", "u1", "u2", "xe", "sig",
+                "D", "sums", "scan", "valid", "lane", "is_last", "past", "x", "lo", "hi", "l", "w",
+                "q", "thr")
+
+
+def tail_lines(kind: str, noise: str, L: Layout, reg: dict) -> list:
+    """Straight-line code from the stored block sums to the token in ``s5``."""
+    v = {name: f"v{i}" for i, name in enumerate(TAIL_VECTORS)}
+    v.update(m=reg["m"], r=reg["r"], log2e=reg["log2e"])
+    last = L.sums + 4 * (L.blocks - PASS_WORKERS)
+    lines = [f"sst {reg}, [s0 + {last + 4 * k}]" for k, reg in enumerate(BLOCK_SUM_REGS)]
+    lines += [f"vli {v['zero']}, 0", f"vli {v['one']}, 1", f"vli {v['u25']}, {U25}",
+             f"viota {v['iota_f']}", f"vcvt.u2f {v['iota_f']}, {v['iota_f']}",
+             f"vli {v['minus1']}, {MINUS_ONE_BITS}", f"vli {v['tmp']}, {INF_BITS}",
+             f"vst {v['tmp']}, [s0 + {L.prefix + 4}]", "sli s12, 0"]
+    for k in range(L.groups):  # D_k = D_{k-1} + tree sum of group k's block sums
+        lines += [f"vld {v['sums']}, [s0 + {L.sums + 4 * LANES * k}]", f"vred.add s13, {v['sums']}",
+                  "sfadd s12, s12, s13", f"sst s12, [s0 + {L.prefix + 4 + 4 * k}]"]
+    lines += _uniform_lines(0, v["u1"], v)
+    if noise == "wide":
+        lines += _uniform_lines(1, v["u2"], v)
+    lines += [f"vbcast {v['sig']}, s12", f"vmul.f32 {v['xe']}, {v['u1']}, {v['sig']}",
+              "ssub s14, s12, 1", f"vbcast {v['sig']}, s14",
+              f"vmin.f32 {v['xe']}, {v['xe']}, {v['sig']}",
+              f"vld {v['D']}, [s0 + {L.prefix + 4}]",
+              f"vcmpgt.f32 {v['past']}, {v['D']}, {v['xe']}",
+              f"vred.argmax s15, {v['past']}",  # the group k*
+              "sshl s16, s15, 2", f"sld s17, [s16 + {L.prefix}]", f"vred.max s18, {v['xe']}",
+              "sfsub s19, s18, s17",  # r1
+              "sshl s20, s15, 9", f"vld {v['sums']}, [s20 + {L.sums}]"]
+    lines += _scan_lines(v["sums"], v["scan"], v["tmp"], L.scratch)
+    lines += [f"vbcast {v['thr']}, s19"]
+    lines += _first_past_lines(v["scan"], v["sums"], v["thr"], "s21", v)  # the block j*
+    lines += [f"vst {v['scan']}, [s0 + {L.scratch + 4 * LANES}]", "sshl s22, s21, 2",
+              f"sld s23, [s22 + {L.scratch + 4 * LANES - 4}]", "sfsub s24, s19, s23",  # r2
+              "sshl s25, s15, 7", "sadd s25, s25, s21"]  # the block J
+    lines += _weights_lines(kind, L, v)
+    lines += _scan_lines(v["w"], v["scan"], v["tmp"], L.scratch)
+    if noise == "wide":
+        lines += [f"vst {v['scan']}, [s0 + {L.scratch + 4 * LANES}]",
+                  f"sld s29, [s0 + {L.scratch + 8 * LANES - 4}]", f"vbcast {v['thr']}, s29",
+                  f"vmul.f32 {v['thr']}, {v['u2']}, {v['thr']}"]
+    else:
+        lines += [f"vbcast {v['thr']}, s24"]
+    lines += _first_past_lines(v["scan"], v["w"], v["thr"], "s30", v)  # the lane
+    return lines + ["sshl s31, s25, 7", "sadd s5, s31, s30"]
+
+
+@dataclass
+class InvcdfKernel:
+    """The pass schedule and expansion, the memory layout and the program text."""
+
+    kind: str
+    noise: str
+    schedule: object
+    expansion: object
+    layout: Layout
+    text: str
+
+    def figures(self) -> dict:
+        b = self.schedule.bounds
+        return {"ii": self.schedule.ii, "res_mii": b.res_mii, "rec_mii": b.rec_mii,
+                "binding": b.res_binding, "usage": dict(b.usage)}
+
+
+def invcdf_program(kind: str, noise: str, n_packed: int, *, m=0.0, r=1.0, key: int = 0,
+                   config=None) -> InvcdfKernel:
+    """The whole program for one row of ``n_packed`` packed vectors."""
+    from rslab.machine import MachineConfig
+
+    check_invcdf_noise(noise)
+    if not isinstance(n_packed, int) or n_packed < 1 or n_packed % PACKED_PER_ITER:
+        raise ValueError(f"n_packed must be a positive multiple of {PACKED_PER_ITER}, "
+                         f"got {n_packed!r}")
+    config = config or MachineConfig()
+    words = {"log2e": f32_bits(LOG2E), "zero": 0}
+    reg = register_map(words)
+    body = pass_body(kind, reg)
+    bases = 3 if kind == "residual" else 2
+    schedule = modulo_schedule(body, SlotModel.from_config(config), reserve_scalar=bases)
+    carried = dict(zip((f"b{k}" for k in range(PASS_WORKERS)), BLOCK_SUM_REGS, strict=True))
+    pool = [f"v{i}" for i in range(64) if f"v{i}" not in set(reg.values())]
+    expansion = expand(schedule, n_packed // PACKED_PER_ITER, registers=pool,
+                       carried_registers=carried)
+    L = layout(n_packed, kind)
+    lines = [f"sli s1, {L.logits}", f"sli s2, {L.q}", f"sli s6, {L.sums}", f"sli s3, {int(key)}",
+             f"sli s4, {f32_bits(m)}", f"vbcast {reg['m']}, s4",
+             f"sli s4, {f32_bits(r)}", f"vbcast {reg['r']}, s4",
+             *(f"sli {reg}, 0" for reg in BLOCK_SUM_REGS)]
+    lines += [f"vli {reg[name]}, {word}" for name, word in words.items()]
+    text = "\n".join(lines) + "\n" + expansion.text + "\n".join(
+        tail_lines(kind, noise, L, reg)) + "\nhalt\n"
+    return InvcdfKernel(kind, noise, schedule, expansion, L, text)
+
+
+@dataclass
+class InvcdfResult:
+    token: int
+    cycles: int
+    kernel: InvcdfKernel
+    run: object
+
+
+def run_invcdf(kind: str, noise: str, logits, *, q=None, m=0.0, r=1.0, key: int = 0,
+               config=None) -> InvcdfResult:
+    """Run the kernel on one row (BF16 logits; the row max m; residual: float32 q, r = 1/s)."""
+    from rslab.machine import MachineConfig, assemble, simulate
+
+    config = config or MachineConfig()
+    logits = np.asarray(logits, np.float32)
+    whole = -(-logits.size // (BLOCK * PACKED_PER_ITER)) * BLOCK * PACKED_PER_ITER
+    padded = np.full(whole, -np.inf, np.float32)
+    padded[:logits.size] = logits
+    qp = None if q is None else np.concatenate([q, np.zeros(whole - logits.size, np.float32)])
+    vmem, n_packed = row_vmem(kind, padded, qp)
+    kernel = invcdf_program(kind, noise, n_packed, m=m, r=r, key=key, config=config)
+    run = simulate(assemble(kernel.text), config, vmem=vmem)
+    return InvcdfResult(int(run.sreg(5)), run.cycles, kernel, run)
+
