@@ -38,7 +38,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rslab.numerics.rng import UNIFORM_BITS, all_uniforms
+from rslab.numerics.montecarlo import lattice_uniforms
+from rslab.numerics.rng import UNIFORM_BITS
 
 LANES = 128
 """Tokens per block (one float32 vector) and blocks per group."""
@@ -163,7 +164,7 @@ def pick(p: Prefix, noise: str, u1, u2=None) -> np.ndarray:
 
 def _count_below(scale, thresholds, unit=None) -> np.ndarray:
     """``#{k : fl(u_k · scale) < threshold}`` over the lattice, for each (scale, threshold)."""
-    u = all_uniforms() if unit is None else unit
+    u = lattice_uniforms() if unit is None else unit
     lo = np.zeros(np.shape(thresholds), np.int64)
     hi = np.full(np.shape(thresholds), u.size, np.int64)
     for _ in range(UNIFORM_BITS + 1):
@@ -210,7 +211,7 @@ def exact_law(w, noise: str = DEFAULT_INVCDF_NOISE) -> InvcdfLaw:
     p = prefix(w[None, :])
     if not p.total[0] > 0:
         raise ValueError("w must have a positive total")
-    u = all_uniforms()
+    u = lattice_uniforms()
     n_lattice = u.size
     block, r2 = _lattice_blocks(p, u)
     nb = p.blocks.shape[1]

@@ -32,8 +32,8 @@ from rslab.numerics.detect import samples_to_detect
 from rslab.numerics.fastlog import DEFAULT_FASTLOG2, precise_log2
 from rslab.numerics.gumbel import get_noise
 from rslab.numerics.methods import resolve_noise, variant_name
+from rslab.numerics.montecarlo import lattice_uniforms
 from rslab.numerics.race import race_multiplier
-from rslab.numerics.rng import all_uniforms
 from rslab.numerics.targets import Target
 
 TRUNCATION = 40.0
@@ -44,7 +44,7 @@ MAX_TRUNCATED = 1e-15
 @functools.lru_cache(maxsize=12)
 def noise_atoms(method: str, noise: str, path: str = "fast") -> NoiseAtoms:
     """The lattice law of a method's per-token noise: ``g`` (gumbel) or ``R = rcp(E)`` (race)."""
-    u = all_uniforms()
+    u = lattice_uniforms()
     if method == "race":
         return NoiseAtoms.of(f"race-{noise}", race_multiplier(u, noise))
     name = "exact" if path == "exact" else noise
@@ -95,20 +95,26 @@ def _v_lo(method: str, target: Target, params) -> float:
     return float(np.log2(np.log(2) * mass / TRUNCATION))
 
 
-def _argmax_discrepancy(target: Target, method: str, noise: str, path: str):
+def run_law(target: Target, method: str, noise: str, path: str = "fast"):
+    """The exact :class:`~rslab.numerics.argmax_law.RunLaw` of a Gumbel or race draw on
+    ``target`` (the cut-off lowered until the left-out mass is below ``MAX_TRUNCATED``)."""
     atoms = noise_atoms(method, noise, path)
     if method == "race":
         kind, params = "mul", target.weights
     else:
         log2 = precise_log2 if path == "exact" else DEFAULT_FASTLOG2
         kind, params = "add", log2(target.weights)
-    p = target.run_probs
     v_lo = _v_lo(method, target, params)
     while True:
-        law = argmax_law(target.counts, params, atoms, kind, v_lo, p)
+        law = argmax_law(target.counts, params, atoms, kind, v_lo, target.run_probs)
         if law.truncated <= MAX_TRUNCATED:
-            break
+            return law
         v_lo -= 0.5 if kind == "add" else 0.25 * v_lo
+
+
+def _argmax_discrepancy(target: Target, method: str, noise: str, path: str):
+    law = run_law(target, method, noise, path)
+    p = target.run_probs
     j = int(np.argmax(law.worst))
     runs = target.counts * p
     return {"tv": 0.5 * law.abs_dev.sum(), "kl": law.kl.sum(), "lam_tokens": law.chi2.sum(),
