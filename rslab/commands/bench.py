@@ -90,4 +90,5 @@ def _load_benchmarks():
 BENCHMARK_MODULES: list[str] = ["rslab.reference_bench", "rslab.numerics.bench",
                                  "rslab.numerics.search_bench", "rslab.kernels.pipeline_bench",
                                  "rslab.machine.bench", "rslab.kernels.bench",
-                                 "rslab.kernels.dataflow_bench"]
+                                 "rslab.kernels.dataflow_bench", "rslab.kernels.draw_bench",
+                                 "rslab.numerics.token_law_bench"]

@@ -41,6 +41,18 @@ NOISE_SAMPLES = 10**9
 TAIL_MASSES = (1e-3, 1e-2, 0.1, 0.3, 0.5)
 
 
+def parse_variant(name: str) -> tuple[str, str]:
+    """``race``, ``race-naive``, ``gumbel-div14``, or a bare Gumbel noise (``rangered``,
+    ``div32``) → (method, noise); ``ValueError`` names the unknown part."""
+    if not isinstance(name, str) or not name.strip():
+        raise ValueError(f"noise variant must be a name, got {name!r}")
+    key = name.strip().lower()
+    method, _, noise = key.partition("-")
+    if method in ("gumbel", "race"):
+        return method, resolve_noise(method, noise or None)
+    return "gumbel", resolve_noise("gumbel", key)
+
+
 def gumbel_domain_noise(method: str, noise: str):
     """The noise ``u → g`` whose Gumbel-max is the draw: a Gumbel pipeline or ``−log2 E``."""
     noise = resolve_noise(method, noise)

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import functools
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
@@ -69,6 +69,10 @@ class Discrepancy:
     detect_aimed: float
     truncated: float
     seconds: float
+    run_rel: np.ndarray = field(repr=False, default=None)
+    """Per run: its exact probability over the target's, minus 1."""
+    first_rel: np.ndarray = field(repr=False, default=None)
+    """Per run: its first token's exact probability over the target's, minus 1."""
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -121,7 +125,8 @@ def _argmax_discrepancy(target: Target, method: str, noise: str, path: str):
             "lam_runs": float(((law.total - runs) ** 2 / runs).sum()),
             "worst_rel": float(law.worst[j]),
             "worst_token": int(target.starts[j] + law.worst_at[j]), "worst_p": float(p[j]),
-            "truncated": law.truncated}
+            "truncated": law.truncated, "run_rel": law.total / runs - 1,
+            "first_rel": law.first / p - 1}
 
 
 def _invcdf_discrepancy(target: Target, noise: str):
@@ -137,7 +142,8 @@ def _invcdf_discrepancy(target: Target, noise: str):
             "lam_tokens": float(((P - p) ** 2 / p).sum()),
             "lam_runs": float(((runs_P - runs_p) ** 2 / runs_p).sum()),
             "worst_rel": float(rel[i]), "worst_token": i, "worst_p": float(p[i]),
-            "truncated": 0.0}
+            "truncated": 0.0, "run_rel": runs_P / runs_p - 1,
+            "first_rel": P[target.starts] / target.run_probs - 1}
 
 
 def token_law(target: Target, method: str, noise=None, *, path: str = "fast") -> Discrepancy:
@@ -159,4 +165,4 @@ def token_law(target: Target, method: str, noise=None, *, path: str = "fast") ->
     return Discrepancy(name, target.name, d["tv"], d["kl"], d["lam_tokens"], d["lam_runs"],
                        d["worst_rel"], d["worst_token"], d["worst_p"],
                        _mass_above(target, d["worst_p"]), blind, aimed, d["truncated"],
-                       time.perf_counter() - start)
+                       time.perf_counter() - start, d["run_rel"], d["first_rel"])

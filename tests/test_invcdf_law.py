@@ -1,0 +1,116 @@
+"""The inverse CDF's exact law: it sums to 1 and matches a brute force over every lattice uniform."""
+
+import numpy as np
+import pytest
+
+from rslab.numerics import invcdf
+from rslab.numerics.rng import all_uniforms
+
+LANES = invcdf.LANES
+
+
+def _row(v, seed, zeros=0.3):
+    rng = np.random.default_rng(seed)
+    w = (rng.random(v) ** 3).astype(np.float32)
+    w[rng.random(v) < zeros] = 0
+    w[0] = np.float32(0.7)  # a heavy token
+    return w
+
+
+def _first_past(scan, valid, r, chunk=1 << 18):
+    """Spec, per uniform: the first positive lane with scan > r, else the last positive lane."""
+    out = np.empty(r.size, np.int64)
+    last = np.flatnonzero(valid).max()
+    for i in range(0, r.size, chunk):
+        past = (scan[None, :] > r[i:i + chunk, None]) & valid[None, :]
+        first = np.where(past.any(axis=1), past.argmax(axis=1), LANES)
+        out[i:i + chunk] = np.minimum(first, last)
+    return out
+
+
+def brute_force(w, noise):
+    """Token counts of every lattice uniform, step by step from the module's docstring (loops
+    over groups and blocks, no intervals, no searchsorted)."""
+    v = w.size
+    nb = -(-v // LANES)
+    blocks = np.zeros(nb * LANES, np.float32)
+    blocks[:v] = w
+    blocks = blocks.reshape(nb, LANES)
+    sums = np.zeros(-(-nb // LANES) * LANES, np.float32)
+    sums[:nb] = invcdf.tree_sum(blocks)
+    groups = sums.reshape(-1, LANES)
+    d = np.cumsum(invcdf.tree_sum(groups), dtype=np.float32)
+    total = d[-1]
+    u = all_uniforms()
+    x = np.minimum(u * total, np.nextafter(total, np.float32(0)))
+    k = sum((x >= dk).astype(np.int64) for dk in d)
+    block = np.empty(u.size, np.int64)
+    r2 = np.empty(u.size, np.float32)
+    for g in np.unique(k):
+        at = k == g
+        r1 = x[at] - (d[g - 1] if g else np.float32(0))
+        scan = invcdf.lane_scan(groups[g])
+        j = _first_past(scan, groups[g] > 0, r1)
+        excl = np.concatenate([[np.float32(0)], scan[:-1]])
+        block[at] = LANES * g + j
+        r2[at] = r1 - excl[j]
+    if noise == "u24":
+        token = np.empty(u.size, np.int64)
+        for b in np.unique(block):
+            at = block == b
+            token[at] = LANES * b + _first_past(invcdf.lane_scan(blocks[b]), blocks[b] > 0,
+                                                r2[at])
+        return np.bincount(token, minlength=nb * LANES)[:v], 24
+    first = np.bincount(block, minlength=nb)
+    counts = np.zeros(nb * LANES, np.int64)
+    for b in np.flatnonzero(first):
+        scan = invcdf.lane_scan(blocks[b])
+        lanes = _first_past(scan, blocks[b] > 0, u * scan[-1])
+        counts[LANES * b:LANES * (b + 1)] = first[b] * np.bincount(lanes, minlength=LANES)
+    return counts[:v], 48
+
+
+@pytest.mark.parametrize("noise", invcdf.INVCDF_NOISES)
+@pytest.mark.parametrize("v,seed", [(300, 1)])
+def test_exact_law_sums_to_one_and_matches_brute_force(noise, v, seed):
+    w = _row(v, seed)
+    law = invcdf.exact_law(w, noise)
+    assert int(law.counts.sum()) == 2**law.bits
+    assert law.probs.sum() == 1.0
+    counts, bits = brute_force(w, noise)
+    assert bits == law.bits
+    assert np.array_equal(law.counts, counts)
+    assert np.all(law.counts[w == 0] == 0)
+
+
+def test_exact_law_is_the_draw_at_every_sampled_uniform():
+    """At a larger V: the law's interval for each lattice point is the reference draw's token."""
+    w = _row(20_000, 3, zeros=0.1)
+    law = invcdf.exact_law(w, "u24")
+    ks = np.arange(0, 2**24, 997)
+    u = all_uniforms()[ks]
+    p = invcdf.prefix(np.broadcast_to(w, (ks.size, w.size)).copy())
+    tokens = invcdf.pick(p, "u24", u)
+    assert np.array_equal(tokens, np.searchsorted(np.cumsum(law.counts), ks, side="right"))
+
+
+def test_u24_chances_are_multiples_of_the_lattice_step():
+    w = np.full(5000, 1e-9, np.float32)
+    w[7] = 1.0
+    law = invcdf.exact_law(w, "u24")
+    tail = law.probs[w < 2**-24]  # each tail token is 1/60 of a lattice step
+    assert np.all((tail == 0) | (tail >= 2**-24))
+    assert np.mean(tail == 0) > 0.9
+
+
+@pytest.mark.parametrize("bad,match", [
+    (np.ones(10, np.float64), "float32"), (np.zeros((2, 3), np.float32), "one row"),
+    (np.zeros(10, np.float32), "positive total")])
+def test_bad_rows_raise(bad, match):
+    with pytest.raises(ValueError, match=match):
+        invcdf.exact_law(bad, "u24")
+
+
+def test_bad_noise_raises():
+    with pytest.raises(ValueError, match="noise must be one of"):
+        invcdf.exact_law(np.ones(10, np.float32), "u32")
