@@ -1,4 +1,4 @@
-"""The inverse CDF's exact law: it sums to 1 and matches a brute force over every lattice uniform."""
+"""The inverse CDF's exact law: it sums to 1 and matches a brute force over the lattice."""
 
 import numpy as np
 import pytest
