@@ -33,7 +33,7 @@ instead (:mod:`rslab.row_draws`): the residual ``w``, and for the bonus row
 ``exp2((l − max l)·LOG2E)`` (the softmax numerators, the path's exp2). The race
 is ``argmax w·rcp(E)`` with ``noise`` ``scaled`` (default) or ``naive``; the
 inverse CDF is the first token past ``u·Σw`` in the core's float32 sums with
-``noise`` ``wide`` (default, two words) or ``u24`` (one word). ``noise=None``
+``noise`` ``wide48`` (default, three words), ``wide`` (two) or ``u24`` (one). ``noise=None``
 selects the method's default (``div8`` for Gumbel). The Exact path draws with
 Gumbel-max only.
 
@@ -60,8 +60,9 @@ purpose        value     position s          tokens used
 =============  ========  ==================  ==========================================
 
 The race reads the same words as Gumbel-max (token i's word for token i). The
-inverse CDF reads one or two words per row: token 0's (``u₁``) and, for
-``wide``, token 1's (``u₂``) of the ``RESIDUAL`` or ``BONUS`` row.
+inverse CDF reads one to three words per row of the ``RESIDUAL`` or ``BONUS``
+row: token 0's (``u₁``); for ``wide`` token 1's (``u₂``); for ``wide48`` tokens
+1 and 2 (the high and low 24 bits of a 48-bit integer).
 
 ===============  ===============================================================================
 Exact (Philox)   ``key = (seed & 0xffffffff, seed >> 32)``; ``counter = (c0, s, r, purpose)``;

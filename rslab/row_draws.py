@@ -8,7 +8,7 @@ float32 weights ``w`` [n, V] of n rows (residual weights, or the bonus row's
   word (:mod:`rslab.numerics.race`); tokens with ``w_i · R_i ≤ 0`` (a zero
   weight, or a product that underflows) score −inf; ties go to the lowest index;
 * ``invcdf``: :func:`rslab.numerics.invcdf.pick` with the row's words of tokens 0
-  (``u₁``) and 1 (``u₂``, ``wide`` only).
+  (``u₁``), 1 (``u₂``, ``wide``), or 1 and 2 (the 48-bit K, ``wide48``).
 
 The words are those of :mod:`rslab.randomness` for (seed, request, position,
 purpose), as for the Gumbel draw.
@@ -21,7 +21,8 @@ import numpy as np
 from rslab.numerics import invcdf
 from rslab.numerics.methods import check_method, resolve_noise
 from rslab.numerics.race import race_multiplier
-from rslab.randomness import random_uniforms
+from rslab.numerics.rng import uniform_from_words
+from rslab.randomness import random_uniforms, random_words
 
 
 def race_scores(w, u, noise: str) -> np.ndarray:
@@ -41,7 +42,13 @@ def draw_tokens(method: str, noise, seed, requests, position, purpose, w) -> np.
         u = random_uniforms("fast", seed, requests, position, purpose, np.arange(w.shape[-1]))
         return race_scores(w, u, noise).argmax(axis=-1)
     if method == "invcdf":
-        u = random_uniforms("fast", seed, requests, position, purpose,
-                            np.arange(invcdf.words_per_row(noise)))
-        return invcdf.pick(invcdf.prefix(w), noise, u[:, 0], u[:, 1] if u.shape[1] > 1 else None)
+        words = random_words("fast", seed, requests, position, purpose,
+                             np.arange(invcdf.words_per_row(noise)))
+        u = uniform_from_words(words)
+        second = None
+        if noise == "wide":
+            second = u[:, 1]
+        elif noise == "wide48":
+            second = invcdf.wide_integer(words[:, 1], words[:, 2])
+        return invcdf.pick(invcdf.prefix(w), noise, u[:, 0], second)
     raise ValueError("method: the Gumbel draw lives in rslab.reference")

@@ -83,3 +83,24 @@ def test_bad_arguments():
     with pytest.raises(ValueError, match="q: the residual row"):
         run_draw("residual", "race", "scaled", np.zeros(256, np.float32))
     assert set(DRAWS) <= set(dt.ROW_DRAWS)
+
+
+def test_wide48_reads_the_head_vector_from_both_ends():
+    """A heavy token in the middle of its vector: tokens on both sides of it are drawn, and
+    each equals the reference's."""
+    v = 512
+    logits = np.full(v, -3.0, np.float32)
+    logits[60] = 0.0  # the heaviest lane of the first vector, which holds most of the mass
+    logits[128:] = -12.0
+    inputs = {**dt.row_inputs(v, 0), "logits": logits, "m": 0.0}
+    from rslab import reference as ref
+
+    inputs["bonus"] = ref.softmax_numerators(logits[None], "fast")
+    sides = set()
+    for seed in range(40):
+        key = int(fast_key(seed, 0, 0, BONUS)[0])
+        res = dt.run_row("bonus", "invcdf", "wide48", inputs, key)
+        assert res.token == dt.reference_token("bonus", "invcdf", "wide48", inputs, seed, 0, 0)
+        if res.token < 128:
+            sides.add(int(np.sign(res.token - 60)))
+    assert sides == {-1, 0, 1}

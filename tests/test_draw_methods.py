@@ -9,7 +9,7 @@ from rslab.numerics import invcdf
 from rslab.numerics.methods import DEFAULT_NOISE, resolve_noise, variant_name
 from rslab.numerics.race import RaceNoise, race_exponential, race_multiplier
 from rslab.numerics.rng import all_uniforms
-from rslab.randomness import BONUS, RESIDUAL, random_uniforms
+from rslab.randomness import BONUS, RESIDUAL, random_uniforms, random_words
 from rslab.row_draws import draw_tokens, race_scores
 
 V = 1024
@@ -51,7 +51,8 @@ def test_bonus_row_draws_from_the_softmax_numerators(method):
 
 
 @pytest.mark.parametrize("method,noise", [("race", "scaled"), ("race", "naive"),
-                                          ("invcdf", "u24"), ("invcdf", "wide")])
+                                          ("invcdf", "u24"), ("invcdf", "wide"),
+                                          ("invcdf", "wide48")])
 def test_same_seed_same_bits_other_seed_other_tokens(inputs, method, noise):
     a = ref.rejection_sample(*inputs, path="fast", seed=1, method=method, noise=noise)
     b = ref.rejection_sample(*inputs, path="fast", seed=1, method=method, noise=noise)
@@ -125,10 +126,16 @@ def test_invcdf_never_draws_a_zero_weight(noise):
     assert draw_tokens("invcdf", noise, 1, [0], 0, RESIDUAL, one)[0] == 333
 
 
-def test_invcdf_reads_tokens_zero_and_one_of_the_row():
+def test_invcdf_reads_tokens_zero_one_and_two_of_the_row():
     w = np.ones((1, 300), np.float32)
+    words = random_words("fast", 8, 2, 1, BONUS, [0, 1, 2])
     u = random_uniforms("fast", 8, 2, 1, BONUS, [0, 1])
     p = invcdf.prefix(w)
     assert draw_tokens("invcdf", "wide", 8, [2], 1, BONUS, w)[0] == \
         invcdf.pick(p, "wide", u[:, 0], u[:, 1])[0]
     assert draw_tokens("invcdf", "u24", 8, [2], 1, BONUS, w)[0] == invcdf.pick(p, "u24", u[:, 0])[0]
+    k = (words[:, 1].astype(np.int64) >> 8 << 24) | (words[:, 2].astype(np.int64) >> 8)
+    assert draw_tokens("invcdf", "wide48", 8, [2], 1, BONUS, w)[0] == \
+        invcdf.pick(p, "wide48", u[:, 0], k)[0]
+    with pytest.raises(ValueError, match="second"):
+        invcdf.pick(p, "wide48", u[:, 0])

@@ -138,18 +138,22 @@ def rowmax_per_packed(vocab: int) -> float:
 def draw_table(loops: list[dict], noise: list[dict], tokens: list[dict], vocab: int) -> list[dict]:
     """The chapter's table: per draw, cycles per packed vector of the bonus (with the row-max
     pass where one is needed) and residual rows, the noise bias, the token TV on each target,
-    the samples a blind test needs on the worst target, the tail and the reproducibility."""
+    the samples a blind test needs on the worst target, the tail and the reproducibility.
+    Draws without a loop (Div14: ``t/14`` needs a divide; the Exact path) have no cycles."""
     by_loop = {(r["draw"], r["kind"]): r for r in loops}
     by_noise = {r["name"]: r for r in noise}
     rowmax = rowmax_per_packed(vocab)
     out = []
-    for method, noise_name in ROW_DRAWS:
-        name = variant_name(method, noise_name)
-        bonus = by_loop[(name, "bonus")]["cycles_per_packed"]
-        row = {"draw": name,
-               "bonus": bonus + (rowmax if method in NEEDS_MAX else 0.0),
-               "bonus_needs_max": method in NEEDS_MAX,
-               "residual": by_loop[(name, "residual")]["cycles_per_packed"]}
+    names = [variant_name(m, n) for m, n in ROW_DRAWS]
+    names += [n for n in dict.fromkeys([r["name"] for r in noise] + [t["method"] for t in tokens])
+              if n not in names]
+    for name in names:
+        method = name.split("-")[0] if "-" in name else "gumbel"
+        row = {"draw": name, "bonus": None, "residual": None}
+        if (name, "bonus") in by_loop:
+            row["bonus"] = by_loop[(name, "bonus")]["cycles_per_packed"] + (
+                rowmax if method in NEEDS_MAX else 0.0)
+            row["residual"] = by_loop[(name, "residual")]["cycles_per_packed"]
         n = by_noise.get(name)
         row["expected_chi2"] = n["expected_chi2"] if n else None
         row["noise_detect"] = n["detect"] if n else None

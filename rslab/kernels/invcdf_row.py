@@ -38,6 +38,8 @@ PASS_WORKERS = WORKERS * PACKED_PER_ITER
 BLOCK_SUM_REGS = ("s8", "s9", "s10", "s11")
 U25 = f32_bits(np.float32(2.0**-25))
 INF_BITS, MINUS_ONE_BITS = "0x7f800000", f32_bits(np.float32(-1.0))
+WIDE48_CONSTANTS = {"c24": f32_bits(np.float32(2.0**-24)), "c48": f32_bits(np.float32(2.0**-48)),
+                    "cff": 0xFFFFFF, "c1m": 0x1000000, "c128": f32_bits(np.float32(128.0))}
 
 
 def pass_body(kind: str, reg: dict, *, logits_base="s1", q_base="s2", sums_base="s6") -> list:
@@ -69,6 +71,7 @@ class Layout:
     sums: int
     prefix: int
     scratch: int
+    suffix: int
 
     @property
     def blocks(self) -> int:
@@ -81,13 +84,14 @@ class Layout:
 
 def layout(n_packed: int, kind: str) -> Layout:
     """Logits at 0, q after them (residual), then the block sums (after guard words),
-    the group prefix (``D[−1] = 0`` then 128 lanes) and a zeroed scan row."""
+    the group prefix (``D[−1] = 0`` then 128 lanes), a scan row after 128 zeros and a
+    suffix-scan row before 128 zeros."""
     q = PACKED_BYTES * n_packed
     sums = q + (2 * PACKED_BYTES * n_packed if kind == "residual" else 0) + 4 * PASS_WORKERS
     groups = -(-2 * n_packed // LANES)
     prefix = sums + 4 * LANES * groups
     scratch = prefix + 4 + 4 * LANES
-    return Layout(n_packed, 0, q, sums, prefix, scratch)
+    return Layout(n_packed, 0, q, sums, prefix, scratch, scratch + 8 * LANES)
 
 
 def _scan_lines(src: str, dst: str, tmp: str, row: int) -> list:
@@ -141,7 +145,68 @@ def _weights_lines(kind: str, L: Layout, v: dict) -> list:
 
 TAIL_VECTORS = ("zero", "one", "u25", "iota_f", "minus1", "tmp", "word", "u1", "u2", "xe", "sig",
                 "D", "sums", "scan", "valid", "lane", "is_last", "past", "x", "lo", "hi", "l", "w",
-                "q", "thr")
+                "q", "thr", "khi", "klo", "fa", "fb", "qscan", "hf", "side", *WIDE48_CONSTANTS)
+
+
+def _suffix_scan_lines(src: str, dst: str, tmp: str, row: int) -> list:
+    """Inclusive Hillis–Steele suffix scan (``Q_l += Q_{l+2^i}``; the row's second half is 0)."""
+    lines = [f"vmov {dst}, {src}"]
+    for i in range(SCAN_STEPS):
+        lines += [f"vst {dst}, [s0 + {row}]", f"vld {tmp}, [s0 + {row + 4 * (1 << i)}]",
+                  f"vadd.f32 {dst}, {dst}, {tmp}"]
+    return lines
+
+
+def _wide48_lines(L: Layout, v: dict) -> list:
+    """The lane of block J from both ends around its heaviest lane h (``wide48``), into s30."""
+    lines = [f"vli {v[name]}, {word}" for name, word in WIDE48_CONSTANTS.items()]
+    for counter, half in ((1, "khi"), (2, "klo")):
+        lines += [f"vli {v['tmp']}, {counter}", f"vrand {v['word']}, {v['tmp']}, s3",
+                  f"vshr {v[half]}, {v['word']}, 8"]
+    lines += [f"vcvt.u2f {v['fa']}, {v['khi']}", f"vmul.f32 {v['fa']}, {v['fa']}, {v['c24']}",
+              f"vcvt.u2f {v['fb']}, {v['klo']}", f"vmul.f32 {v['fb']}, {v['fb']}, {v['c48']}",
+              f"vadd.f32 {v['u1']}, {v['fa']}, {v['fb']}",  # a
+              f"vsub.u32 {v['khi']}, {v['cff']}, {v['khi']}",
+              f"vsub.u32 {v['klo']}, {v['c1m']}, {v['klo']}",
+              f"vcvt.u2f {v['fa']}, {v['khi']}", f"vmul.f32 {v['fa']}, {v['fa']}, {v['c24']}",
+              f"vcvt.u2f {v['fb']}, {v['klo']}", f"vmul.f32 {v['fb']}, {v['fb']}, {v['c48']}",
+              f"vadd.f32 {v['u2']}, {v['fa']}, {v['fb']}"]  # b
+    lines += _suffix_scan_lines(v["w"], v["qscan"], v["tmp"], L.suffix)
+    lines += [f"vst {v['scan']}, [s0 + {L.scratch + 4 * LANES}]",
+              f"vst {v['qscan']}, [s0 + {L.suffix}]",
+              f"sld s14, [s0 + {L.scratch + 8 * LANES - 4}]",  # T = S_127
+              f"vred.argmax s13, {v['w']}",  # h
+              "sshl s23, s13, 2", f"sld s16, [s23 + {L.scratch + 4 * LANES - 4}]",  # S_{h-1}
+              f"sld s17, [s23 + {L.suffix + 4}]",  # Q_{h+1}
+              f"vbcast {v['thr']}, s14", f"vmul.f32 {v['u1']}, {v['u1']}, {v['thr']}",
+              f"vmul.f32 {v['u2']}, {v['u2']}, {v['thr']}",
+              f"vred.max s18, {v['u1']}", f"vred.max s20, {v['u2']}",  # a·T, b·T
+              f"vcmpgt.f32 {v['valid']}, {v['w']}, {v['zero']}",
+              f"vbcast {v['hf']}, s13", f"vcvt.u2f {v['hf']}, {v['hf']}",
+              "sflt s21, s18, s16", "bnz s21, wide48_left",
+              "sflt s22, s20, s17", "bnz s22, wide48_right",
+              "smov s30, s13", "jmp wide48_done",
+              f"wide48_left: vcmplt.f32 {v['side']}, {v['iota_f']}, {v['hf']}",
+              f"vand {v['side']}, {v['side']}, {v['valid']}",
+              f"vsel {v['lane']}, {v['side']}, {v['iota_f']}, {v['minus1']}",
+              f"vred.max s28, {v['lane']}", f"vbcast {v['lane']}, s28",
+              f"vcmpeq.f32 {v['is_last']}, {v['iota_f']}, {v['lane']}",
+              f"vcmpgt.f32 {v['past']}, {v['scan']}, {v['u1']}",
+              f"vand {v['past']}, {v['past']}, {v['side']}",
+              f"vor {v['past']}, {v['past']}, {v['is_last']}",
+              f"vred.argmax s30, {v['past']}", "jmp wide48_done",
+              f"wide48_right: vcmpgt.f32 {v['side']}, {v['iota_f']}, {v['hf']}",
+              f"vand {v['side']}, {v['side']}, {v['valid']}",
+              f"vsel {v['lane']}, {v['side']}, {v['iota_f']}, {v['c128']}",
+              f"vred.min s28, {v['lane']}", f"vbcast {v['lane']}, s28",
+              f"vcmpeq.f32 {v['is_last']}, {v['iota_f']}, {v['lane']}",
+              f"vcmpgt.f32 {v['past']}, {v['qscan']}, {v['u2']}",
+              f"vand {v['past']}, {v['past']}, {v['side']}",
+              f"vor {v['past']}, {v['past']}, {v['is_last']}",
+              f"vsel {v['lane']}, {v['past']}, {v['iota_f']}, {v['minus1']}",
+              f"vred.argmax s30, {v['lane']}",
+              "wide48_done: nop"]
+    return lines
 
 
 def tail_lines(kind: str, noise: str, L: Layout, reg: dict) -> list:
@@ -177,6 +242,8 @@ def tail_lines(kind: str, noise: str, L: Layout, reg: dict) -> list:
               "sshl s25, s15, 7", "sadd s25, s25, s21"]  # the block J
     lines += _weights_lines(kind, L, v)
     lines += _scan_lines(v["w"], v["scan"], v["tmp"], L.scratch)
+    if noise == "wide48":
+        return lines + _wide48_lines(L, v) + ["sshl s31, s25, 7", "sadd s5, s31, s30"]
     if noise == "wide":
         lines += [f"vst {v['scan']}, [s0 + {L.scratch + 4 * LANES}]",
                   f"sld s29, [s0 + {L.scratch + 8 * LANES - 4}]", f"vbcast {v['thr']}, s29",

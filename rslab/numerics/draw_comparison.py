@@ -35,7 +35,7 @@ from rslab.numerics.token_law import noise_atoms, token_law
 
 ARGMAX_VARIANTS = (("gumbel", "div8"), ("gumbel", "div14"), ("gumbel", "div32"),
                    ("gumbel", "rangered"), ("race", "scaled"), ("race", "naive"))
-INVCDF_VARIANTS = (("invcdf", "u24"), ("invcdf", "wide"))
+INVCDF_VARIANTS = (("invcdf", "u24"), ("invcdf", "wide"), ("invcdf", "wide48"))
 VARIANTS = ARGMAX_VARIANTS + INVCDF_VARIANTS
 NOISE_SAMPLES = 10**9
 TAIL_MASSES = (1e-3, 1e-2, 0.1, 0.3, 0.5)
@@ -119,7 +119,7 @@ def tail_sweep(variants=VARIANTS, tails=TAIL_MASSES, *, vocab: int = targets.VOC
 def quantisation(tail: float = 1e-3, vocab: int = targets.VOCAB) -> dict:
     """The inverse CDF's chances for the tail tokens of ``peaked(tail)``: with one 24-bit
     uniform a token below 2^-24 gets 0 or a multiple of 2^-24; ``wide`` resolves it to 2^-24
-    of its block."""
+    of its block, ``wide48`` to its own size."""
     t = targets.peaked(tail, vocab)
     p = t.run_probs[1]
     out = {"tail": tail, "token_p": float(p), "lattice_step": 2.0**-24}

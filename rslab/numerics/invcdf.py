@@ -23,10 +23,19 @@ cut into *blocks* of 128 tokens (one float32 vector each) and the blocks into
 
 * ``u24``: one 24-bit uniform ``u₁`` (the row's word of token 0) does all of it,
   as a single inverse CDF: every token's chance is a multiple of 2^-24.
-* ``wide`` (the default): ``u₁`` chooses the block (steps 1–6) and a second
+* ``wide``: ``u₁`` chooses the block (steps 1–6) and a second
   uniform ``u₂`` (word of token 1) the token inside it, with
   ``r₂ = u₂ · S_127`` of the block's own scan: the token is resolved to 2^-24 of
   its block's mass instead of the row's (48 random bits in all).
+* ``wide48`` (the default): ``u₁`` chooses the block; inside it a 48-bit integer
+  ``K = hi·2^24 + lo`` (the top 24 bits of the words of tokens 1 and 2) is read
+  from *both* ends of the block around its heaviest lane h: with
+  ``a = fl(K·2^-48)``, ``b = fl((2^48 − K)·2^-48)`` (each rounded once) and the
+  prefix scan S and suffix scan Q of the block's weights, the token is the first
+  positive lane below h with ``S_l > a·S_127`` if ``a·S_127 < S_{h−1}``; else the
+  last positive lane above h with ``Q_l > b·S_127`` if ``b·S_127 < Q_{h+1}``; else h
+  (falling back to the lane next to h on each side). Tokens after a heavy token
+  are then summed without it, so float32 resolves them to their own size.
 
 Every step is monotone in ``u``, so each token owns an interval of lattice
 uniforms and :func:`exact_law` counts them exactly.
@@ -44,8 +53,9 @@ from rslab.numerics.rng import UNIFORM_BITS
 LANES = 128
 """Tokens per block (one float32 vector) and blocks per group."""
 SCAN_STEPS = 7
-INVCDF_NOISES = ("u24", "wide")
-DEFAULT_INVCDF_NOISE = "wide"
+INVCDF_NOISES = ("u24", "wide", "wide48")
+WIDE_BITS = 48
+DEFAULT_INVCDF_NOISE = "wide48"
 
 
 def check_invcdf_noise(noise) -> str:
@@ -57,8 +67,8 @@ def check_invcdf_noise(noise) -> str:
 
 
 def words_per_row(noise: str) -> int:
-    """Random words the variant reads per row: tokens 0 (and 1) of the row's stream."""
-    return 1 if check_invcdf_noise(noise) == "u24" else 2
+    """Random words the variant reads per row: tokens 0, 1, … of the row's stream."""
+    return {"u24": 1, "wide": 2, "wide48": 3}[check_invcdf_noise(noise)]
 
 
 def tree_sum(x) -> np.ndarray:
@@ -148,18 +158,120 @@ def pick_block(p: Prefix, u1) -> tuple[np.ndarray, np.ndarray]:
     return LANES * k + j, r1 - _exclusive(scan, j)
 
 
-def pick(p: Prefix, noise: str, u1, u2=None) -> np.ndarray:
-    """The token of each row (int64) for its uniforms (``u2`` for ``wide`` only)."""
+def suffix_scan(x) -> np.ndarray:
+    """Inclusive float32 suffix sums over the last axis, Hillis–Steele from the right."""
+    return lane_scan(np.asarray(x)[..., ::-1])[..., ::-1].copy()
+
+
+def wide_integer(w_hi, w_lo) -> np.ndarray:
+    """The 48-bit K of ``wide48`` from two 32-bit words: their top 24 bits, high then low."""
+    hi = np.asarray(w_hi).astype(np.int64) >> 8
+    return (hi << 24) | (np.asarray(w_lo).astype(np.int64) >> 8)
+
+
+def wide_fractions(k) -> tuple[np.ndarray, np.ndarray]:
+    """``a = fl(K·2^-48)`` and ``b = fl((2^48 − K)·2^-48)`` from the 24-bit halves of K, as the
+    kernel computes them (two exact terms, one rounding)."""
+    k = np.asarray(k, np.int64)
+    hi, lo = k >> 24, k & 0xFFFFFF
+    a = (hi * 2.0**-24 + lo * 2.0**-48).astype(np.float32)
+    b = ((0xFFFFFF - hi) * 2.0**-24 + (0x1000000 - lo) * 2.0**-48).astype(np.float32)
+    return a, b
+
+
+def _sides(w):
+    """Per row: prefix and suffix scans, the heaviest lane h, ``S_{h−1}``, ``Q_{h+1}``, and the
+    positive lanes below and above h."""
+    rows = np.arange(w.shape[0])
+    s, q = lane_scan(w), suffix_scan(w)
+    h = np.argmax(w, axis=-1)
+    pad = np.zeros((w.shape[0], 1), np.float32)
+    before = np.concatenate([pad, s], axis=-1)[rows, h]
+    after = np.concatenate([q, pad], axis=-1)[rows, h + 1]
+    lanes = np.arange(LANES)
+    valid = w > 0
+    return s, q, h, before, after, valid & (lanes < h[:, None]), valid & (lanes > h[:, None])
+
+
+def _two_sided(w, k) -> np.ndarray:
+    """The lane of each row's block for its 48-bit K (the ``wide48`` rule)."""
+    s, q, h, before, after, below, above = _sides(w)
+    a, b = wide_fractions(k)
+    xa, xb = a * s[:, -1], b * s[:, -1]
+    lanes = np.arange(LANES)
+    left = np.minimum(np.min(np.where(below & (s > xa[:, None]), lanes, LANES), axis=-1),
+                      np.max(np.where(below, lanes, -1), axis=-1))
+    right = np.maximum(np.max(np.where(above & (q > xb[:, None]), lanes, -1), axis=-1),
+                       np.min(np.where(above, lanes, LANES), axis=-1))
+    return np.where(xa < before, left, np.where(xb < after, right, h))
+
+
+def pick(p: Prefix, noise: str, u1, second=None) -> np.ndarray:
+    """The token of each row (int64) for its uniform ``u1`` and, for ``wide``, a second uniform
+    ``u₂`` or, for ``wide48``, the 48-bit integer K."""
     check_invcdf_noise(noise)
     rows = np.arange(p.blocks.shape[0])
     block, r2 = pick_block(p, u1)
     w = p.blocks[rows, block]
+    if noise != "u24" and second is None:
+        raise ValueError(f"second: the {noise} variant needs a second draw per row")
+    if noise == "wide48":
+        return LANES * block + _two_sided(w, second)
     scan = lane_scan(w)
     if noise == "wide":
-        if u2 is None:
-            raise ValueError("u2: the wide variant needs a second uniform per row")
-        r2 = np.asarray(u2, np.float32) * scan[:, -1]
+        r2 = np.asarray(second, np.float32) * scan[:, -1]
     return LANES * block + _first_past(scan, w > 0, r2)
+
+
+def _first_k(holds, shape) -> np.ndarray:
+    """The first K in [0, 2^48] at which the monotone predicate ``holds(K)`` turns true (2^48
+    if never), by bisection for every item of ``shape`` at once."""
+    lo = np.zeros(shape, np.int64)
+    hi = np.full(shape, 1 << WIDE_BITS, np.int64)
+    for _ in range(WIDE_BITS + 1):
+        mid = (lo + hi) // 2
+        yes = holds(np.minimum(mid, (1 << WIDE_BITS) - 1)) & (mid < (1 << WIDE_BITS))
+        hi = np.where(yes, mid, hi)
+        lo = np.where(yes, lo, np.minimum(mid + 1, hi))
+    return hi
+
+
+def wide48_lane_counts(w) -> np.ndarray:
+    """For blocks ``w`` [n, 128]: how many of the 2^48 values of K give each lane (int64).
+
+    K below ``left_end`` reads the prefix (lanes below h), K from ``right_start`` on the
+    suffix (lanes above h), and h takes the K in between; inside each side the lane is
+    monotone in K, so its share is found by bisection on running maxima of the scans.
+    """
+    s, q, h, before, after, below, above = _sides(w)
+    n, full = w.shape[0], 1 << WIDE_BITS
+    total = s[:, -1]
+    lanes = np.arange(LANES)[None, :]
+
+    def xa(k):
+        return wide_fractions(k)[0] * (total if k.ndim == 1 else total[:, None])
+
+    def xb(k):
+        return wide_fractions(k)[1] * (total if k.ndim == 1 else total[:, None])
+
+    left_end = _first_k(lambda k: xa(k) >= before, (n,))
+    right_start = np.maximum(left_end, _first_k(lambda k: xb(k) < after, (n,)))
+    m_left = np.maximum.accumulate(np.where(below, s, -np.inf), axis=-1)
+    m_right = np.maximum.accumulate(np.where(above, q, -np.inf)[:, ::-1], axis=-1)[:, ::-1]
+    last_below = np.max(np.where(below, lanes, -1), axis=-1)[:, None]
+    first_above = np.min(np.where(above, lanes, LANES), axis=-1)[:, None]
+    cum_left = np.minimum(_first_k(lambda k: xa(k) >= m_left, (n, LANES)), left_end[:, None])
+    cum_left = np.where(lanes >= last_below, left_end[:, None], cum_left)
+    from_right = np.maximum(right_start[:, None], _first_k(lambda k: xb(k) < m_right,
+                                                          (n, LANES)))
+    at_least = np.where(lanes <= first_above, full - right_start[:, None], full - from_right)
+    at_least = np.where(lanes > h[:, None], at_least, 0)
+    counts = np.where(lanes < h[:, None], np.diff(cum_left, axis=-1, prepend=0), 0)
+    counts = np.where(lanes > h[:, None],
+                      at_least - np.concatenate([at_least[:, 1:], np.zeros((n, 1), np.int64)],
+                                                axis=-1), counts)
+    counts[np.arange(n), h] = right_start - left_end
+    return counts
 
 
 def _count_below(scale, thresholds, unit=None) -> np.ndarray:
@@ -199,7 +311,7 @@ class InvcdfLaw:
 
     @property
     def probs(self) -> np.ndarray:
-        return self.counts / float(2**self.bits)
+        return np.asarray(self.counts, np.float64) / float(2**self.bits)
 
 
 def exact_law(w, noise: str = DEFAULT_INVCDF_NOISE) -> InvcdfLaw:
@@ -218,6 +330,12 @@ def exact_law(w, noise: str = DEFAULT_INVCDF_NOISE) -> InvcdfLaw:
     block_count = np.bincount(block, minlength=nb)
     weights = p.blocks[0]
     scan = lane_scan(weights)
+    if noise == "wide48":
+        live = np.flatnonzero(block_count)
+        lanes = np.zeros((nb, LANES), np.int64)
+        lanes[live] = wide48_lane_counts(weights[live])
+        counts = lanes.astype(object) * block_count[:, None].astype(object)
+        return InvcdfLaw(counts.reshape(-1)[:w.size].copy(), UNIFORM_BITS + WIDE_BITS)
     if noise == "wide":
         live = np.flatnonzero(block_count)
         lanes = np.zeros((nb, LANES), np.int64)

@@ -7,7 +7,7 @@ method        the draw                                         ``noise=`` (defau
               of :mod:`rslab.numerics.gumbel`                  ``get_noise`` name
 ``race``      ``argmax w · rcp(E)``, E from one fast log       ``scaled``, ``naive``
               (:mod:`rslab.numerics.race`)
-``invcdf``    the first token past ``u · Σw`` in the core's    ``wide``, ``u24``
+``invcdf``    the first token past ``u · Σw`` in the core's    ``wide48``, ``wide``, ``u24``
               float32 prefix sums (:mod:`rslab.numerics.invcdf`)
 ============  ===============================================  ==========================
 """

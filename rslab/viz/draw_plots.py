@@ -92,9 +92,9 @@ def plot_quantisation(q: dict):
     """The tail tokens' chances under the one-word and the two-word inverse CDF."""
     fig, ax = plt.subplots(figsize=(8, 3.4))
     p = q["token_p"]
-    for i, noise in enumerate(("u24", "wide")):
+    for i, noise in enumerate(n for n in q if isinstance(q[n], dict)):
         vals, counts = np.unique(q[noise]["probs"], return_counts=True)
-        ax.plot(vals / p, counts, "o" if noise == "u24" else "s", color=f"C{i}", ms=5,
+        ax.plot(vals / p, counts, "osd"[i % 3], color=f"C{i}", ms=5, alpha=0.8,
                 label=f"{noise}: {len(vals)} distinct values")
     ax.axvline(1, color="k", lw=0.8, ls=":", label="the target")
     ax.set(xscale="symlog", yscale="log", xlabel="P(token) / p(token)",
@@ -115,7 +115,7 @@ def table_cell(column: str, value) -> str:
     if isinstance(value, float):
         if np.isinf(value):
             return "∞"
-        return f"{value:.3g}"
+        return f"{value:.1f}" if "χ²" in column else f"{value:.3g}"
     return str(value)
 
 
