@@ -71,7 +71,7 @@ def constants(kind: str, method: str, noise: str, log2) -> dict:
     return c
 
 
-def _weight_ops(kind, method, k, reg) -> tuple[list, str]:
+def weight_ops(kind, method, k, reg) -> tuple[list, str]:
     """Ops from the unpacked logits ``l{k}`` to the weight (linear ``w``, or ``fl(w)``)."""
     if kind == "bonus" and method == "gumbel":
         return [Op("vmul.f32", f"y{k}", (f"l{k}", reg["log2e"]))], f"y{k}"
@@ -136,10 +136,10 @@ def draw_body(kind: str, method: str, noise: str, reg: dict, *, logits_base="s1"
                  for k in range(WORKERS)]
     for k, half in enumerate(("lo", "hi")):
         body.append(Op(f"vunpack.{half}", f"l{k}", ("x0",)))
-        weight_ops, weight = _weight_ops(kind, method, k, reg)
+        weighting, weight = weight_ops(kind, method, k, reg)
         noise_ops, noise_value = _noise_ops(method, noise, k, reg)
         score = Op("vmul.f32" if method == "race" else "vadd.f32", f"sc{k}", (weight, noise_value))
-        body += weight_ops + uniform_ops(k, key_sreg, reg) + noise_ops + [score]
+        body += weighting + uniform_ops(k, key_sreg, reg) + noise_ops + [score]
         body += argmax_update_ops(k, f"sc{k}", argmax_variant(method))
     return body + [index_step_op(k, reg["step"]) for k in range(WORKERS)]
 
@@ -167,11 +167,6 @@ class DrawLoop:
     expansion: object
     registers: dict
     text: str
-
-    def figures(self) -> dict:
-        b = self.schedule.bounds
-        return {"ii": self.schedule.ii, "res_mii": b.res_mii, "rec_mii": b.rec_mii,
-                "binding": b.res_binding, "usage": dict(b.usage)}
 
 
 def draw_program(kind: str, method: str, noise: str, n_packed: int, *, m=0.0, r=1.0,

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rslab.kernels.draw_loops import WORKERS, _weight_ops, register_map, row_vmem
+from rslab.kernels.draw_loops import WORKERS, register_map, row_vmem, weight_ops
 from rslab.kernels.layout import BLOCK, LANES
 from rslab.kernels.sumexp_pipeline import LOG2E, PACKED_BYTES, f32_bits
 from rslab.numerics.invcdf import SCAN_STEPS, check_invcdf_noise
@@ -54,7 +54,7 @@ def pass_body(kind: str, reg: dict, *, logits_base="s1", q_base="s2", sums_base=
                  for k in range(PASS_WORKERS)]
     for k in range(PASS_WORKERS):
         body.append(Op(f"vunpack.{('lo', 'hi')[k % 2]}", f"l{k}", (f"x{k // 2}",)))
-        ops, w = _weight_ops(kind, "race", k, reg)
+        ops, w = weight_ops(kind, "race", k, reg)
         body += ops + [Op("vred.add", f"b{k}", (w,)),
                        Op("sst", None, (Use(f"b{k}", 1),), name=f"st{k}",
                           addr=Addr(sums_base, 4 * (k - PASS_WORKERS), 4 * PASS_WORKERS))]
@@ -264,11 +264,6 @@ class InvcdfKernel:
     expansion: object
     layout: Layout
     text: str
-
-    def figures(self) -> dict:
-        b = self.schedule.bounds
-        return {"ii": self.schedule.ii, "res_mii": b.res_mii, "rec_mii": b.rec_mii,
-                "binding": b.res_binding, "usage": dict(b.usage)}
 
 
 def invcdf_program(kind: str, noise: str, n_packed: int, *, m=0.0, r=1.0, key: int = 0,
