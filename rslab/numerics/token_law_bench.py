@@ -13,7 +13,6 @@ import time
 from rslab.commands.bench import benchmark
 from rslab.numerics.draw_comparison import token_rows
 from rslab.numerics.targets import VOCAB
-from rslab.viz import tables
 
 TARGET_SECONDS = 120
 
@@ -32,12 +31,13 @@ def token_law_figures(progress: bool = False) -> dict:
 
 def token_law_text(out: dict) -> str:
     t = out["token_laws"]
-    rows = [{**r, "tv": f"{r['tv']:.3g}", "detect_blind": f"{r['detect_blind']:.3g}",
-             "detect_aimed": f"{r['detect_aimed']:.3g}", "seconds": round(r["seconds"], 1)}
-            for r in t["rows"]]
-    return (f"Exact token laws at V = {t['vocab']:,}:\n" + tables.markdown_table(rows) +
-            f"\n\n{t['laws']} laws in {t['seconds']} s (target ≤ {t['target_seconds']} s: "
-            f"{'met' if t['meets_target'] else 'missed'}).")
+    lines = [f"Exact token laws at V = {t['vocab']:,} (samples until a χ² test sees the bias):",
+             f"  {'draw':<16}{'target':<18}{'TV':>10}{'blind':>11}{'aimed':>11}{'s':>7}"]
+    lines += [f"  {r['method']:<16}{r['target']:<18}{r['tv']:>10.3g}{r['detect_blind']:>11.3g}"
+              f"{r['detect_aimed']:>11.3g}{r['seconds']:>7.1f}" for r in t["rows"]]
+    lines.append(f"{t['laws']} laws in {t['seconds']} s (target ≤ {t['target_seconds']} s: "
+                 f"{'met' if t['meets_target'] else 'missed'}).")
+    return "\n".join(lines)
 
 
 @benchmark("token_laws", text=token_law_text)
