@@ -71,7 +71,7 @@ def brute_force(w, noise):
 
 
 @pytest.mark.parametrize("noise", ["u24", "wide"])
-@pytest.mark.parametrize("v,seed", [(300, 1)])
+@pytest.mark.parametrize("v,seed", [(200, 1)])
 def test_exact_law_sums_to_one_and_matches_brute_force(noise, v, seed):
     w = _row(v, seed)
     law = invcdf.exact_law(w, noise)
@@ -114,9 +114,9 @@ def test_wide48_resolves_the_tail_beside_a_heavy_token():
 
 def test_exact_law_is_the_draw_at_every_sampled_uniform():
     """At a larger V: the law's interval for each lattice point is the reference draw's token."""
-    w = _row(20_000, 3, zeros=0.1)
+    w = _row(5_000, 3, zeros=0.1)
     law = invcdf.exact_law(w, "u24")
-    ks = np.arange(0, 2**24, 997)
+    ks = np.arange(0, 2**24, 4093)
     u = all_uniforms()[ks]
     p = invcdf.prefix(np.broadcast_to(w, (ks.size, w.size)).copy())
     tokens = invcdf.pick(p, "u24", u)
