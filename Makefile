@@ -1,14 +1,19 @@
 # rslab: build the book, run the tests, open the chapters, run the benchmarks.
 #   make book   the book at RSLAB_SCALE=book (default), executing every page
-#   make test   ruff + pytest (every page at quick) + the book at quick + a headless-browser test
+#   make test   ruff + pytest (every page at quick) + the book at quick + the browser tests
+#   make lab    Jupyter Lab on book/, chapters open as notebooks (the package's book extra)
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 RSLAB_SCALE ?= book
 CHROMIUM := /usr/bin/chromium
+# JupyterLab reads settings overrides from <prefix>/share/jupyter/lab/settings: the venv's own.
+LAB_SETTINGS := $(VENV)/share/jupyter/lab/settings/overrides.json
+BOOK_EXTRA := $(VENV)/.book-extra
 
-.PHONY: all venv book test lint pytest book-quick browser-test chromium web-assets lab bench clean
+.PHONY: all venv book test lint pytest book-quick browser-test chromium web-assets lab lab-settings \
+        lab-screenshot live-test bench clean
 
 all: test
 
@@ -42,13 +47,33 @@ book-quick: $(STAMP) web-assets
 chromium:
 	test -x $(CHROMIUM) || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium)
 
-browser-test: $(STAMP) chromium
+browser-test: $(STAMP) chromium lab-settings
 	RSLAB_REQUIRE_BOOK=1 $(BIN)/python -m pytest -q -m browser tests/browser
 
 test: lint pytest book-quick browser-test
 
-lab: $(STAMP)
-	$(BIN)/jupyter lab --ServerApp.contents_manager_class=jupytext.TextFileContentsManager book/
+# The package's `book` extra (what a notebook reader needs), and jupytext's notebook view as
+# the default viewer of .md files in this venv's JupyterLab (never in the user's home).
+$(BOOK_EXTRA): $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[book]'
+	touch $(BOOK_EXTRA)
+
+$(LAB_SETTINGS): $(BOOK_EXTRA)
+	$(BIN)/jupytext-config --settings-file $(LAB_SETTINGS) set-default-viewer markdown myst
+
+lab-settings: $(LAB_SETTINGS)
+
+lab: lab-settings
+	$(BIN)/jupyter lab book/
+
+# The live-notebook test alone (make test runs it with the rest of the browser stage).
+live-test: lab-settings chromium
+	RSLAB_REQUIRE_BOOK=1 $(BIN)/python -m pytest -q -m browser tests/browser/test_live_notebooks.py
+
+# Refresh the how-to-run page's screenshot of Jupyter Lab from the live-notebook test.
+lab-screenshot: lab-settings chromium
+	RSLAB_LAB_SCREENSHOT=book/_static/lab/machine_live.png $(BIN)/python -m pytest -q -m browser \
+		tests/browser/test_live_notebooks.py -k machine
 
 bench: $(STAMP)
 	$(BIN)/python -m rslab bench

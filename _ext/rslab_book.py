@@ -10,8 +10,11 @@
 - The JavaScript the pages load instead of a CDN (require.js, the ipywidgets
   html-manager, MathJax; fetched by ``tools/fetch_web_assets.sh``) must exist in
   a static folder; a missing file is a warning, so a ``-W`` build fails.
+- The kernels MyST-NB starts inherit ``RSLAB_BOOK_BUILD=1``, so the pages'
+  ``rslab.chapters.glue`` records values without also showing them.
 """
 
+import os
 from pathlib import Path
 from shutil import copy2
 
@@ -61,6 +64,7 @@ def drop_thebe_scripts(app, pagename, templatename, context, doctree):
 
 
 def setup(app):
+    os.environ["RSLAB_BOOK_BUILD"] = "1"  # read by rslab.chapters.glue in the page kernels
     app.connect("html-page-context", drop_thebe_scripts)
     app.connect("builder-inited", check_local_assets)
     # before sphinx-book-theme builds its header buttons (priority 501)

@@ -1,24 +1,18 @@
-"""Command line: ``python -m rslab <command> ...``.
+"""Command line: ``python -m rslab <command> ...`` (also installed as ``rslab``).
 
-Each command lives in its own module and registers itself in ``COMMANDS``.
+Each command is a module of :mod:`rslab.commands` with ``HELP`` (one line),
+``configure(parser)`` (its arguments) and ``run(args) -> int``; ``COMMANDS``
+lists them. A ``ValueError`` from a command is its user's mistake: it is printed
+as one ``error:`` line and the exit status is 2.
 """
 
 import argparse
 import sys
 
 from rslab import __version__
+from rslab.commands import bench, search
 
-COMMANDS = {}
-
-
-def command(name, help):
-    """Register ``fn(subparsers_parser)`` to configure, returning the runner."""
-
-    def wrap(configure):
-        COMMANDS[name] = (help, configure)
-        return configure
-
-    return wrap
+COMMANDS = {"bench": bench, "search": search}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -28,18 +22,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"rslab {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="command")
-    for name, (help_text, configure) in COMMANDS.items():
-        p = sub.add_parser(name, help=help_text, description=help_text)
-        p.set_defaults(run=configure(p))
+    for name, module in COMMANDS.items():
+        p = sub.add_parser(name, help=module.HELP, description=module.HELP)
+        module.configure(p)
+        p.set_defaults(run=module.run)
     return parser
 
 
-def _load_commands():
-    from rslab import commands  # noqa: F401  (registers the subcommands)
-
-
 def main(argv=None) -> int:
-    _load_commands()
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "run", None):

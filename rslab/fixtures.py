@@ -1,4 +1,4 @@
-"""Inputs for the reference sampler and the kernels: statistics and the DESIGN §6 test points.
+"""Inputs for the reference sampler and the kernels: statistics and the note's test points.
 
 * ``sampled_inputs``: random target logits, a draft distribution q at a chosen
   mismatch from the target, and draft tokens actually drawn from q (seeded) —
@@ -14,7 +14,7 @@
 
 Target logits are BF16-representable float32 values (the kernels read BF16):
 ``round_to_bf16`` checks its input and rounds to nearest-even with the kernels'
-own ``rslab.kernels.layout.round_to_bf16``. Every function is
+own ``rslab.machine.bf16.round_to_bf16``. Every function is
 seeded: the same seed gives the same bits.
 """
 
@@ -23,7 +23,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from rslab.kernels.layout import round_to_bf16 as layout_round_to_bf16
+from rslab.machine.bf16 import round_to_bf16 as layout_round_to_bf16
 from rslab.reference import target_probs
 
 VOCAB = 154_880
@@ -35,7 +35,7 @@ REJECT_LOGIT = -30000.0
 
 @dataclass(frozen=True)
 class Scenario:
-    """A kernel test point of DESIGN §6."""
+    """A kernel test point: ``S`` drafts per request, ``R`` requests, vocabulary ``V``."""
 
     name: str
     S: int
@@ -204,7 +204,7 @@ def empty_residual_inputs(R=2, S=4, V=VOCAB, *, seed=0) -> SamplerInputs:
 
 
 def scenario_inputs(name, *, seed=0, V=None) -> SamplerInputs:
-    """Inputs of the DESIGN §6 test point ``name`` ("all-accept" or "first-reject")."""
+    """Inputs of the test point ``name`` ("all-accept" or "first-reject")."""
     if name not in TEST_POINTS:
         raise ValueError(f"name must be one of {sorted(TEST_POINTS)}, got {name!r}")
     tp = TEST_POINTS[name]

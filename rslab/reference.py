@@ -29,13 +29,14 @@ Draw methods (Fast path; :mod:`rslab.numerics.methods`)
 -------------------------------------------------------
 ``method="gumbel"`` (the default) is the Gumbel-max above. ``method="race"`` and
 ``method="invcdf"`` draw the residual and bonus tokens from the linear weights
-instead (:mod:`rslab.row_draws`): the residual ``w``, and for the bonus row
+instead (:mod:`rslab.draws`): the residual ``w``, and for the bonus row
 ``exp2((l − max l)·LOG2E)`` (the softmax numerators, the path's exp2). The race
 is ``argmax w·rcp(E)`` with ``noise`` ``scaled`` (default) or ``naive``; the
 inverse CDF is the first token past ``u·Σw`` in the core's float32 sums with
 ``noise`` ``wide48`` (default, three words), ``wide`` (two) or ``u24`` (one). ``noise=None``
 selects the method's default (``div8`` for Gumbel). The Exact path draws with
-Gumbel-max only.
+Gumbel-max only. The ``score`` diagnostic is the Gumbel score; the other draws
+leave it NaN.
 
 ============  =============================================  =====================================
 path          exact                                          fast
@@ -90,8 +91,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from rslab.draws import draw_tokens
 from rslab.numerics.fastlog import (
     DEFAULT_FASTLOG2,
+    LOG2E,
     fast_exp2,
     precise_exp2,
     precise_log2,
@@ -111,17 +114,15 @@ from rslab.randomness import (
     random_uniforms,
     random_words,
 )
-from rslab.row_draws import draw_tokens
 
 __all__ = [
-    "ACCEPT", "BONUS", "RESIDUAL", "PATHS", "LOG2E", "DRAFT_SUM_TOL", "SampleResult",
+    "ACCEPT", "BONUS", "RESIDUAL", "PATHS", "LOG2E", "DIAGNOSTICS", "DRAFT_SUM_TOL", "SampleResult",
     "rejection_sample", "target_probs", "gumbel_noise", "residual_weights", "sample_scores",
-    "softmax_numerators",
+    "softmax_numerators", "residual_draw", "bonus_draw",
     "random_words", "random_uniforms", "fast_key", "philox_key", "philox_slot",
     "uniform_from_words", "path_math", "acceptance_probability", "accepted_count_law",
 ]
 
-LOG2E = np.float32(1.0 / np.log(2.0))
 DRAFT_SUM_TOL = 1e-3
 """|Σq − 1| allowed per draft row: loose next to float32 rounding of a normalised row
 (≈ √V·2^-24 ≈ 2e-5 at V = 154,880), tight enough to catch unnormalised or truncated rows."""
@@ -129,12 +130,21 @@ CHUNK_ELEMENTS = 1 << 21
 """Requests are processed in chunks of about this many vocabulary entries per row set."""
 
 
+DIAGNOSTICS = ("m", "sum", "px", "u", "score")
+"""The float32 intermediates ``rejection_sample(..., diagnostics=True)`` records: per checked
+position (r, s) the row max ``m``, the sum of exponentials ``sum``, ``p(x)`` of the draft
+token and the acceptance uniform ``u`` ([R, S], NaN where not checked); per request the
+winning ``score`` of its residual or bonus row ([R])."""
+
+
 @dataclass(frozen=True)
 class SampleResult:
-    """``tokens`` int64 [R, S+1] (emitted tokens, then −1); ``num_accepted`` int64 [R]."""
+    """``tokens`` int64 [R, S+1] (emitted tokens, then −1); ``num_accepted`` int64 [R];
+    ``diagnostics`` (name → float32 array, see ``DIAGNOSTICS``) when asked for, else None."""
 
     tokens: np.ndarray
     num_accepted: np.ndarray
+    diagnostics: dict | None = None
 
     @property
     def num_emitted(self) -> np.ndarray:
@@ -167,25 +177,39 @@ def path_math(path="exact", noise="div8") -> PathMath:
     return PathMath("fast", fast_exp2, DEFAULT_FASTLOG2, pipeline)
 
 
+def _shifted_exp(logits, math: PathMath):
+    """``(m, e)``: the row max and ``e = exp2((l − m)·LOG2E)`` (0 where l = −∞)."""
+    m = logits.max(axis=-1, keepdims=True)
+    with np.errstate(invalid="ignore"):
+        z = (logits - m) * LOG2E
+    e = math.exp2(z)
+    e[z == -np.inf] = 0
+    return m, e
+
+
+def softmax_parts(logits, math: PathMath):
+    """``(m, s, p)``: the row max, the float32 sum of exponentials and the probabilities."""
+    m, e = _shifted_exp(logits, math)
+    s = e.sum(axis=-1, dtype=np.float32, keepdims=True)
+    return m, s, e * (np.float32(1) / s)
+
+
+def target_probs(logits, path="exact") -> np.ndarray:
+    """Float32 softmax over the last axis, op by op as the kernels compute it."""
+    math = path if isinstance(path, PathMath) else path_math(path)
+    l = np.asarray(logits)
+    if l.dtype != np.float32:
+        raise ValueError(f"logits must be float32, got {l.dtype}")
+    return softmax_parts(l, math)[2]
+
+
 def softmax_numerators(logits, path="exact") -> np.ndarray:
     """``e = exp2((l − max l)·LOG2E)`` over the last axis (float32, 0 where l = −∞)."""
     math = path if isinstance(path, PathMath) else path_math(path)
     l = np.asarray(logits)
     if l.dtype != np.float32:
         raise ValueError(f"logits must be float32, got {l.dtype}")
-    m = l.max(axis=-1, keepdims=True)
-    with np.errstate(invalid="ignore"):
-        z = (l - m) * LOG2E
-    e = math.exp2(z)
-    e[z == -np.inf] = 0
-    return e
-
-
-def target_probs(logits, path="exact") -> np.ndarray:
-    """Float32 softmax over the last axis, op by op as the kernels compute it."""
-    e = softmax_numerators(logits, path)
-    s = e.sum(axis=-1, dtype=np.float32, keepdims=True)
-    return e * (np.float32(1) / s)
+    return _shifted_exp(l, math)[1]
 
 
 def gumbel_noise(path, seed, requests, positions, purpose, tokens, noise="div8") -> np.ndarray:
@@ -227,6 +251,14 @@ def accepted_count_law(alphas) -> np.ndarray:
     return reach * np.concatenate([1.0 - a, [1.0]])
 
 
+def _check_dims(name, shape, expected):
+    """Each axis of ``shape`` equals what ``target_logits`` has (or implies) for it."""
+    for axis, (dim, value, verb) in enumerate(expected):
+        if shape[axis] != value:
+            raise ValueError(f"{name} has {dim} = {shape[axis]}, target_logits {verb} "
+                             f"{dim} = {value}")
+
+
 def _check_inputs(target_logits, draft_probs, draft_token_ids):
     l = target_logits
     q = draft_probs
@@ -244,20 +276,12 @@ def _check_inputs(target_logits, draft_probs, draft_token_ids):
         raise ValueError(f"draft_probs must be float32, got {q.dtype}")
     if q.ndim != 3:
         raise ValueError(f"draft_probs must have shape [R, S, V], got {q.shape}")
-    if q.shape[0] != R:
-        raise ValueError(f"draft_probs has R = {q.shape[0]}, target_logits has R = {R}")
-    if q.shape[1] != S:
-        raise ValueError(f"draft_probs has S = {q.shape[1]}, target_logits implies S = {S}")
-    if q.shape[2] != V:
-        raise ValueError(f"draft_probs has V = {q.shape[2]}, target_logits has V = {V}")
+    _check_dims("draft_probs", q.shape, (("R", R, "has"), ("S", S, "implies"), ("V", V, "has")))
     if ids.dtype.kind not in "ui":
         raise ValueError(f"draft_token_ids must be integers, got {ids.dtype}")
     if ids.ndim != 2:
         raise ValueError(f"draft_token_ids must have shape [R, S], got {ids.shape}")
-    if ids.shape[0] != R:
-        raise ValueError(f"draft_token_ids has R = {ids.shape[0]}, target_logits has R = {R}")
-    if ids.shape[1] != S:
-        raise ValueError(f"draft_token_ids has S = {ids.shape[1]}, target_logits implies S = {S}")
+    _check_dims("draft_token_ids", ids.shape, (("R", R, "has"), ("S", S, "implies")))
     if np.isnan(l).any():
         raise ValueError("target_logits contains NaN")
     if np.isposinf(l).any():
@@ -282,57 +306,77 @@ def _check_inputs(target_logits, draft_probs, draft_token_ids):
     return R, S, V
 
 
-def _residual_tokens(method, noise, math, seed, requests, s, w):
-    """The residual sample of rows with weights ``w``: Gumbel-max, or a row draw."""
+def residual_draw(method, noise, math, seed, requests, position, w):
+    """``(tokens, scores)`` of the residual rows ``w``: Gumbel-max (``scores`` its scores),
+    or a row draw of :mod:`rslab.draws` (``scores`` None)."""
     if method != "gumbel":
-        return draw_tokens(method, noise, seed, requests, s, RESIDUAL, w)
-    g = gumbel_noise(math, seed, requests, s, RESIDUAL, np.arange(w.shape[-1]))
+        return draw_tokens(method, noise, seed, requests, position, RESIDUAL, w), None
+    g = gumbel_noise(math, seed, requests, position, RESIDUAL, np.arange(w.shape[-1]))
     with np.errstate(divide="ignore"):
         lw = math.log2(w)
-    return sample_scores(lw, g).argmax(axis=-1)
+    scores = sample_scores(lw, g)
+    return scores.argmax(axis=-1), scores
 
 
-def _sample_chunk(rows, l, q, ids, math, seed, tokens, num_accepted, method="gumbel", noise=None):
+def bonus_draw(method, noise, math, seed, requests, position, logits):
+    """``(tokens, scores)`` of the bonus rows, as :func:`residual_draw`."""
+    if method != "gumbel":
+        w = softmax_numerators(logits, math)
+        return draw_tokens(method, noise, seed, requests, position, BONUS, w), None
+    g = gumbel_noise(math, seed, requests, position, BONUS, np.arange(logits.shape[-1]))
+    with np.errstate(invalid="ignore"):
+        lw = logits * LOG2E
+    scores = sample_scores(lw, g)
+    return scores.argmax(axis=-1), scores
+
+
+def _sample_chunk(rows, l, q, ids, math, seed, out: SampleResult, draw=("gumbel", "div8")):
     """Sample the requests ``rows`` (global indices; their inputs are ``l, q, ids``)."""
-    S, V = q.shape[1], l.shape[2]
-    vocab = np.arange(V)
+    S = q.shape[1]
     live = np.arange(rows.size)  # local indices of requests still drafting
+    diag = out.diagnostics
     for s in range(S):
         if live.size == 0:
             return
-        p = target_probs(l[live, s], math)
+        m, total, p = softmax_parts(l[live, s], math)
         x = ids[live, s].astype(np.int64)
         qrow = q[live, s]
         at = np.arange(live.size)
         qx, px = qrow[at, x], p[at, x]
         u = random_uniforms(math.path, seed, rows[live], s, ACCEPT, [0])[:, 0]
+        if diag is not None:
+            for name, value in (("m", m[:, 0]), ("sum", total[:, 0]), ("px", px), ("u", u)):
+                diag[name][rows[live], s] = value
         accept = (qx > 0) & (u * qx < px)
-        tokens[rows[live[accept]], s] = x[accept]
-        num_accepted[rows[live[accept]]] += 1
+        out.tokens[rows[live[accept]], s] = x[accept]
+        out.num_accepted[rows[live[accept]]] += 1
         reject = ~accept
         if reject.any():
             w = residual_weights(p[reject], qrow[reject])
-            tokens[rows[live[reject]], s] = _residual_tokens(method, noise, math, seed,
-                                                             rows[live[reject]], s, w)
+            _emit(out, rows[live[reject]], s,
+                  *residual_draw(*draw, math, seed, rows[live[reject]], s, w))
         live = live[accept]
-    if live.size and method != "gumbel":
-        w = softmax_numerators(l[live, S], math)
-        tokens[rows[live], S] = draw_tokens(method, noise, seed, rows[live], S, BONUS, w)
-    elif live.size:
-        g = gumbel_noise(math, seed, rows[live], S, BONUS, vocab)
-        with np.errstate(invalid="ignore"):
-            lw = l[live, S] * LOG2E
-        tokens[rows[live], S] = sample_scores(lw, g).argmax(axis=-1)
+    if live.size:
+        _emit(out, rows[live], S, *bonus_draw(*draw, math, seed, rows[live], S, l[live, S]))
+
+
+def _emit(out: SampleResult, rows, position, tokens, scores):
+    """Store the sampled token of each row, and its score (the Gumbel draw's, else NaN)."""
+    out.tokens[rows, position] = tokens
+    if out.diagnostics is not None and scores is not None:
+        out.diagnostics["score"][rows] = scores.max(axis=-1)
 
 
 def rejection_sample(target_logits, draft_probs, draft_token_ids, *, path="exact", seed=0,
-                     noise=None, method="gumbel") -> SampleResult:
+                     noise=None, diagnostics=False, method="gumbel") -> SampleResult:
     """Speculative-decoding rejection sampling; see the module docstring for the semantics.
 
     ``target_logits`` float32 [R, S+1, V] (−inf allowed), ``draft_probs`` float32
     [R, S, V] (rows sum to 1), ``draft_token_ids`` int [R, S]; ``path`` "exact" or
     "fast"; ``seed`` an integer in [0, 2^64); ``method`` the Fast path's draw
     (``gumbel``, ``race`` or ``invcdf``) and ``noise`` its variant (None: the default).
+    ``diagnostics=True`` also records the float32 intermediates a kernel reports
+    (:attr:`SampleResult.diagnostics`).
     """
     check_method(method)
     noise = resolve_noise(method, noise)
@@ -341,12 +385,17 @@ def rejection_sample(target_logits, draft_probs, draft_token_ids, *, path="exact
     math = path_math(path, noise if method == "gumbel" else "div8")
     seed = check_seed(seed)
     R, S, V = _check_inputs(target_logits, draft_probs, draft_token_ids)
-    tokens = np.full((R, S + 1), -1, dtype=np.int64)
-    num_accepted = np.zeros(R, dtype=np.int64)
+    if not isinstance(diagnostics, bool):
+        raise ValueError(f"diagnostics must be True or False, got {diagnostics!r}")
+    diag = None
+    if diagnostics:
+        diag = {k: np.full((R, S), np.nan, dtype=np.float32) for k in DIAGNOSTICS[:-1]}
+        diag["score"] = np.full(R, np.nan, dtype=np.float32)
+    out = SampleResult(np.full((R, S + 1), -1, dtype=np.int64), np.zeros(R, dtype=np.int64),
+                       diag)
     chunk = max(1, CHUNK_ELEMENTS // V)
     for start in range(0, R, chunk):
         stop = min(R, start + chunk)
         _sample_chunk(np.arange(start, stop), target_logits[start:stop], draft_probs[start:stop],
-                      draft_token_ids[start:stop], math, seed, tokens, num_accepted, method,
-                      noise)
-    return SampleResult(tokens, num_accepted)
+                      draft_token_ids[start:stop], math, seed, out, (method, noise))
+    return out

@@ -4,9 +4,9 @@ II = ResMII, and bad arguments."""
 import numpy as np
 import pytest
 
-from rslab.kernels import draw_table as dt
-from rslab.kernels.draw_loops import DRAWS, KINDS, check_draw, draw_program, run_draw
-from rslab.kernels.invcdf_row import invcdf_program, run_invcdf
+from rslab.kernels.studies import draw_table as dt
+from rslab.kernels.studies.draw_loops import DRAWS, KINDS, check_draw, draw_program, run_draw
+from rslab.kernels.studies.invcdf_row import invcdf_program, run_invcdf
 from rslab.randomness import BONUS, RESIDUAL, fast_key
 
 

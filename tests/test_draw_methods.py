@@ -4,13 +4,13 @@ import numpy as np
 import pytest
 
 from rslab import reference as ref
+from rslab.draws import draw_tokens, race_scores
 from rslab.fixtures import first_reject_inputs, sampled_inputs
 from rslab.numerics import invcdf
 from rslab.numerics.methods import DEFAULT_NOISE, resolve_noise, variant_name
 from rslab.numerics.race import RaceNoise, race_exponential, race_multiplier
 from rslab.numerics.rng import all_uniforms
 from rslab.randomness import BONUS, RESIDUAL, random_uniforms, random_words
-from rslab.row_draws import draw_tokens, race_scores
 
 V = 1024
 

@@ -3,16 +3,16 @@
 import numpy as np
 import pytest
 
-from rslab.kernels.dataflow_table import (
+from rslab.kernels.studies.dataflow_table import (
     config_with,
     dataflow_row,
     measured_per_vector,
     pass_bounds,
     winner,
 )
-from rslab.kernels.layout import pack_rows, round_to_bf16
-from rslab.kernels.rowmax import NEG_INF_PAIR, emit_rowmax, packed_input, run_rowmax
-from rslab.kernels.sumexp import (
+from rslab.kernels.studies.kernel import NEG_INF_PAIR, packed_input
+from rslab.kernels.studies.rowmax import emit_rowmax, run_rowmax
+from rslab.kernels.studies.sumexp import (
     VARIANTS,
     emit_sumexp,
     reference_sumexp,
@@ -20,6 +20,7 @@ from rslab.kernels.sumexp import (
     sum_tolerance,
 )
 from rslab.machine import MachineConfig
+from rslab.machine.bf16 import pack_rows, round_to_bf16
 
 CONFIG = MachineConfig()
 
@@ -127,9 +128,10 @@ def test_conflict_unaware_schedule_stalls_on_bank_conflicts():
 
 def test_two_store_ports_remove_the_helper_penalty():
     cfg = config_with("st", 2)
-    a = measured_per_vector("a", cfg, tuple(p.unroll for p in emit_sumexp("a", 256, cfg).passes))
+    a = measured_per_vector("a", cfg,
+                            tuple(p.per_iteration for p in emit_sumexp("a", 256, cfg).passes))
     a2 = measured_per_vector("a'", cfg,
-                             tuple(p.unroll for p in emit_sumexp("a'", 256, cfg).passes))
+                             tuple(p.per_iteration for p in emit_sumexp("a'", 256, cfg).passes))
     assert a == a2
 
 

@@ -3,12 +3,17 @@
 import numpy as np
 import pytest
 
-from rslab.kernels.argmax import VARIANTS, argmax_reference, run_argmax
-from rslab.kernels.gumbel_argmax import LOG2E, gumbel_reference, gumbel_scores_numpy, run_gumbel
-from rslab.kernels.layout import round_to_bf16
-from rslab.kernels.pipeline_bench import residual_figures, steady_state
-from rslab.kernels.sumexp_pipeline import packed_row, sumexp_numpy, sumexp_program
+from rslab.kernels.studies.argmax_loop import VARIANTS, argmax_reference, run_argmax
+from rslab.kernels.studies.gumbel_loop import (
+    LOG2E,
+    gumbel_reference,
+    gumbel_scores_numpy,
+    run_gumbel,
+)
+from rslab.kernels.studies.steady import residual_figures, steady_state
+from rslab.kernels.studies.sumexp_loop import packed_row, sumexp_numpy, sumexp_program
 from rslab.machine import MachineConfig, assemble, simulate
+from rslab.machine.bf16 import round_to_bf16
 
 
 def _row(v, seed, scale=3.0):

@@ -12,12 +12,18 @@ from rslab.fixtures import (
     sampled_inputs,
     scenario_inputs,
 )
-from rslab.kernels.baseline import ALL_ACCEPT_BASELINE, FIRST_REJECT_BASELINE, baseline_plan
-from rslab.kernels.loop_emit import emit_loop
-from rslab.kernels.optimisation_steps import optimisation_steps, run_steps
-from rslab.kernels.rejection import OPTIMISED, KernelPlan, build_kernel
-from rslab.kernels.sampler_layout import SamplerLayout
-from rslab.kernels.sampler_run import run_sampler
+from rslab.kernels.loops.emit import emit_loop
+from rslab.kernels.sampler.layout import SamplerLayout
+from rslab.kernels.sampler.plans import (
+    ALL_ACCEPT_BASELINE,
+    FIRST_REJECT_BASELINE,
+    OPTIMISED,
+    KernelPlan,
+    baseline_plan,
+    optimisation_steps,
+)
+from rslab.kernels.sampler.program import build_kernel
+from rslab.kernels.sampler.run import run_sampler, run_steps
 from rslab.machine.asm import assemble
 from rslab.reference import target_probs
 from rslab.schedule import Op, SlotModel

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from rslab.kernels.layout import (
+from rslab.machine.bf16 import (
     bf16_bits_to_f32,
     element_position,
     f32_to_bf16_bits,

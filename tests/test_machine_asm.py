@@ -5,7 +5,7 @@ import numpy as np
 from rslab.machine import Builder, assemble, simulate
 from rslab.machine.asm import parse_number
 
-DESIGN_EXAMPLE = """
+LISTING_EXAMPLE = """
 # one bundle per line; ops in a bundle separated by " ; "
 vld v0, [s1 + 0] ; sadd s1, s1, 512
 vunpack.lo v1, v0 ; vunpack.hi v2, v0
@@ -20,7 +20,7 @@ halt
 
 
 def test_design_example_assembles():
-    p = assemble(DESIGN_EXAMPLE)
+    p = assemble(LISTING_EXAMPLE)
     kinds = [e.kind for e in p.entries]
     assert kinds == ["bundle"] * 5 + ["loop", "bundle", "endloop", "halt"]
     assert [op.name for op in p.entries[0].ops] == ["vld", "sadd"]

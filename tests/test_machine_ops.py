@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from rslab.kernels.layout import f32_to_bf16_bits, pack_rows, unpack_rows
 from rslab.machine import MachineConfig, assemble, simulate
+from rslab.machine.bf16 import f32_to_bf16_bits, pack_rows, unpack_rows
 from rslab.numerics.fastlog import (
     DEFAULT_FASTLOG2,
     fast_exp2,

@@ -1,4 +1,4 @@
-"""Timing of small programs against first principles (DESIGN §5 issue model)."""
+"""Timing of small programs against first principles (the issue model of rslab.machine)."""
 
 from math import gcd
 
@@ -221,7 +221,7 @@ def test_dma_wait_stalls_until_the_transfer_lands():
 
 
 def test_design_sumexp_body_is_resource_bound_at_ten_cycles():
-    """DESIGN §5: 20 VALU ops (4 of them pops) + 4 exp2 pushes: ResMII 10, SFU 8, no stalls."""
+    """The note's sum-exp body, 20 VALU ops (4 pops) + 4 exp2 pushes: ResMII 10, SFU 8, no stall."""
     valu = [f"vadd.f32 v{20 + i}, v1, v2" for i in range(16)]
     pops = [f"vpop v{40 + i}" for i in range(4)]
     body = []

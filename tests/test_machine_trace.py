@@ -2,6 +2,9 @@
 
 import json
 
+import numpy as np
+import pytest
+
 from rslab.machine import CAUSES, assemble, simulate
 
 LOOP = """
@@ -80,3 +83,24 @@ def test_trace_off_has_no_trace_and_same_timing():
     b = traced()
     assert a.trace is None
     assert (a.cycles, a.stalls, a.ops) == (b.cycles, b.stalls, b.ops)
+
+
+def test_cycles_by_label_charge_every_cycle_to_a_region():
+    text = ("ph_a:\nsli s1, 0\nsli s2, 4096\nsli s3, 64\ndma s2, s1, s3, 1\ndmawait 1\n"
+            "ph_b:\nvli v1, 1.0\nvexp2 v1\nvpop v2\nhalt\n")
+    r = simulate(assemble(text), hbm=np.zeros(64, np.uint32), trace=True)
+    plain = r.trace.cycles_by_label(r"^ph_(\w+)$", default="start")
+    assert sum(plain.values()) == r.cycles and set(plain) <= {"start", "a", "b"}
+    apart = r.trace.cycles_by_label(r"^ph_(\w+)$", separate={"dma-wait": "waiting"})
+    assert sum(apart.values()) == r.cycles
+    assert apart["waiting"] == r.stalls["dma-wait"] > 0
+    assert apart["a"] == plain["a"] - apart["waiting"] and apart["b"] == plain["b"]
+
+
+def test_every_stall_cause_has_a_meaning():
+    from rslab.machine import stalls
+
+    assert stalls.CAUSES == CAUSES and len(set(CAUSES)) == len(CAUSES)
+    assert all(stalls.meaning(c) for c in CAUSES)
+    with pytest.raises(ValueError, match="cause must be one of"):
+        stalls.meaning("slow")

@@ -7,10 +7,10 @@ matplotlib.use("Agg")
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
-from rslab.kernels import pipeline_trace as pt  # noqa: E402
-from rslab.kernels.layout import round_to_bf16  # noqa: E402
-from rslab.kernels.sumexp_pipeline import packed_row, sumexp_numpy, sumexp_program  # noqa: E402
+from rslab.kernels.studies import pipeline_trace as pt  # noqa: E402
+from rslab.kernels.studies.sumexp_loop import packed_row, sumexp_numpy, sumexp_program  # noqa: E402
 from rslab.machine import MachineConfig, assemble, simulate  # noqa: E402
+from rslab.machine.bf16 import round_to_bf16  # noqa: E402
 from rslab.viz import schedule_plots as sp  # noqa: E402
 
 

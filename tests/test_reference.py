@@ -351,3 +351,31 @@ def test_inputs_are_not_modified():
     rejection_sample(**args, path="fast")
     for k, v in args.items():
         np.testing.assert_array_equal(v, copies[k])
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_diagnostics_are_the_float32_intermediates_of_the_checked_positions(path):
+    l, q, ids = _inputs(R=12, S=3, V=40)
+    plain = rejection_sample(l, q, ids, path=path, seed=3)
+    out = rejection_sample(l, q, ids, path=path, seed=3, diagnostics=True)
+    assert plain.diagnostics is None
+    assert np.array_equal(out.tokens, plain.tokens)
+    d = out.diagnostics
+    assert set(d) == set(reference.DIAGNOSTICS)
+    math = path_math(path)
+    for r in range(l.shape[0]):
+        checked = min(3, int(out.num_accepted[r]) + 1)
+        for s in range(3):
+            if s >= checked:
+                assert np.isnan(d["m"][r, s]) and np.isnan(d["u"][r, s])
+                continue
+            p = target_probs(l[r, s][None], math)[0]
+            assert d["m"][r, s] == l[r, s].max() and d["px"][r, s] == p[ids[r, s]]
+            u = random_uniforms(path, 3, [r], s, ACCEPT, [0])[0, 0]
+            assert d["u"][r, s] == u
+    assert not np.isnan(d["score"]).any()
+
+
+def test_diagnostics_must_be_a_bool():
+    with pytest.raises(ValueError, match="diagnostics"):
+        rejection_sample(*_inputs(R=2), diagnostics="yes")

@@ -139,3 +139,29 @@ def test_pinned_carried_value_read_in_its_own_iteration_bounds_the_recurrence():
     assert ("idx", "ctr", 1) in anti
     assert analyse(body).rec_mii == 4 * 3 + 3  # ctr → 4 muls → idx, then the anti edge
     assert not [e for e in build_graph(body, rotating=("ctr",)).edges if e.kind == "anti"]
+
+
+def test_the_slot_model_is_derived_from_the_machine():
+    from rslab.machine import MachineConfig
+    from rslab.machine.isa import POP_OPS, SFU_OPS
+
+    cfg = MachineConfig()
+    assert SlotModel() == SlotModel.from_config(cfg)
+    assert SlotModel().units == dict(cfg.slots) and SlotModel().latency == dict(cfg.latency)
+    other = cfg.with_(slots={"valu": 3}, latency={"sfu": 20}, sfu_hold=2)
+    m = SlotModel.from_config(other)
+    assert (m.units["valu"], m.latency["sfu"], m.op_busy("vexp2")) == (3, 20, 3)
+    assert {op for op in SFU_OPS if m.op_busy(op) == 3} == SFU_OPS and POP_OPS == {"vpop"}
+    with pytest.raises(ValueError, match="MachineConfig"):
+        SlotModel.from_config({"valu": 2})
+
+
+def test_op_assembly_text():
+    from rslab.schedule import Addr
+
+    assert Op("vadd.f32", "a", ("b", "c")).assembly("v1", ["v2", "v3"]) == "vadd.f32 v1, v2, v3"
+    load = Op("vld", "x", addr=Addr("s1", 0, 512))
+    assert load.assembly("v4", [], 1024) == "vld v4, [s1 + 1024]"
+    assert load.assembly("v4", [], -512) == "vld v4, [s1 - 512]"
+    store = Op("vst.s", None, ("x",), addr=Addr("s2", 4, 0), tail=", 2")
+    assert store.assembly(None, ["v5"], 4) == "vst.s v5, [s2 + 4], 2"

@@ -3,12 +3,12 @@
 import numpy as np
 import pytest
 
-from rslab.kernels.layout import round_to_bf16
-from rslab.kernels.pipeline_bench import steady_state
-from rslab.kernels.sumexp_pipeline import packed_row, sumexp_body, sumexp_numpy, sumexp_program
+from rslab.kernels.studies.steady import steady_state
+from rslab.kernels.studies.sumexp_loop import packed_row, sumexp_body, sumexp_numpy, sumexp_program
 from rslab.machine import MachineConfig, assemble, simulate
+from rslab.machine.bf16 import round_to_bf16
 from rslab.schedule import Op, SlotModel, Use, check_schedule, modulo_schedule
-from rslab.schedule_exact import exact_schedule, smallest_exact
+from rslab.schedule.exact import exact_schedule, smallest_exact
 
 FAST_VALU = MachineConfig().with_(latency={"valu": 1})
 

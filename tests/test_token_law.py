@@ -6,7 +6,7 @@ import itertools
 import numpy as np
 import pytest
 
-from rslab.draw_checks import argmax_montecarlo
+from rslab.chapters.beyond import argmax_montecarlo
 from rslab.numerics import targets
 from rslab.numerics.argmax_law import NoiseAtoms, argmax_law
 from rslab.numerics.detect import critical_noncentrality, samples_to_detect

@@ -1,4 +1,5 @@
-"""slider_figure: one precomputed frame per value, slider and frames linked both ways."""
+"""live_figure's static part: one precomputed frame per value, selector and frames linked both
+ways (client-side for the HTML page, kernel-side for Python), and the page runner reads them."""
 
 from pathlib import Path
 
@@ -11,11 +12,12 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
+from rslab.viz.controls import float_control, int_control  # noqa: E402
 from rslab.viz.widgets import (  # noqa: E402
-    SliderFigure,
+    LiveFigure,
     frame_pixels,
+    live_figure,
     shown_frame,
-    slider_figure,
     widget_frames,
 )
 
@@ -30,107 +32,85 @@ def draw_line(slope):
     return fig
 
 
+def slope(frames, value=None, **kw):
+    return int_control("slope", -3, 3, frames=frames, value=value, **kw)
+
+
 def test_one_distinct_frame_per_value_and_figures_closed():
     before = len(plt.get_fignums())
-    w = slider_figure(draw_line, [-2, 0, 2], description="slope")
+    w = live_figure(draw_line, slope([-2, 0, 2]))
     assert len(plt.get_fignums()) == before
     frames = widget_frames(w)
     assert len(frames) == 3
     assert all(f.startswith(b"\x89PNG") for f in frames)
-    assert len({f for f in frames}) == 3
+    assert len(set(frames)) == 3
     assert frame_pixels(frames[0]).shape == (160, 240, 4)  # 3x2 inches at dpi 80
 
 
-def test_setting_slider_changes_shown_frame():
-    w = slider_figure(draw_line, [-2, 0, 2], description="slope")
+def test_moving_the_selector_changes_the_shown_frame():
+    w = live_figure(draw_line, slope([-2, 0, 2]))
     first = shown_frame(w)
-    w.slider.index = 2
+    w.selectors[0].index = 2
     assert w.stack.selected_index == 2
-    assert w.value == 2
     assert shown_frame(w) != first
-    w.value = 0
-    assert w.slider.index == 1 and w.stack.selected_index == 1
     assert not np.array_equal(frame_pixels(shown_frame(w)), frame_pixels(first))
 
 
 def test_initial_value_and_labels():
-    w = slider_figure(draw_line, [0.5, 1.0, 1.5], description="slope", value=1.0)
-    assert w.index == 1 and w.stack.selected_index == 1
-    assert w.slider.label == "1"
-    assert list(w.slider.options) == [("0.5", 0), ("1", 1), ("1.5", 2)]
-    w2 = slider_figure(draw_line, [1, 2], description="k", fmt=lambda v: f"k={v}")
-    assert w2.slider.label == "k=1"
+    w = live_figure(draw_line, float_control("slope", 0.0, 2.0, frames=(0.5, 1.0, 1.5),
+                                             value=1.0))
+    assert w.selectors[0].index == 1 and w.stack.selected_index == 1
+    assert w.selectors[0].label == "1"
+    assert list(w.selectors[0].options) == [("0.5", 0), ("1", 1), ("1.5", 2)]
+    w2 = live_figure(draw_line, slope([1, 2], fmt=lambda v: f"k={v}"))
+    assert w2.selectors[0].label == "k=1"
 
 
-def test_client_side_link_connects_slider_index_to_stack():
-    w = slider_figure(draw_line, [1, 2], description="slope")
-    assert isinstance(w, ipywidgets.VBox) and isinstance(w, SliderFigure)
-    assert isinstance(w.link, ipywidgets.widgets.widget_link.Link)
-    assert w.link.source == (w.slider, "index")
-    assert w.link.target == (w.stack, "selected_index")
-    assert w.children == (w.slider, w.stack)
+def test_client_side_link_connects_selector_index_to_stack():
+    w = live_figure(draw_line, slope([1, 2]))
+    assert isinstance(w, ipywidgets.VBox) and isinstance(w, LiveFigure)
+    (link,) = w.links
+    assert isinstance(link, ipywidgets.widgets.widget_link.Link)
+    assert link.source == (w.selectors[0], "index")
+    assert link.target == (w.stack, "selected_index")
 
 
-def test_redraw_recomputes_the_shown_frame():
-    state = {"offset": 0.0}
-
-    def draw(slope):
-        fig, ax = plt.subplots(figsize=(2, 2))
-        ax.plot([0, 1], [state["offset"], state["offset"] + slope])
-        ax.set_ylim(-3, 3)
-        return fig
-
-    w = slider_figure(draw, [1, 2], description="slope")
-    old = shown_frame(w)
-    state["offset"] = 1.0
-    new = w.redraw()
-    assert new == shown_frame(w) != old
-    assert widget_frames(w)[0] == widget_frames(slider_figure(draw, [1, 2], description="s"))[0]
-    assert widget_frames(w)[1] != widget_frames(slider_figure(draw, [1, 2], description="s"))[1]
-
-
-@pytest.mark.parametrize("kwargs, match", [
-    (dict(values=[]), "values must not be empty"),
-    (dict(values=[1, 2], value=3), "value 3 is not one of"),
-    (dict(values=[1, 2], description=""), "description"),
-    (dict(values=[1.0, 1.0]), "distinct labels"),
-    (dict(values=list(range(100))), "at most"),
-    (dict(values=[1], dpi=5), "dpi"),
+@pytest.mark.parametrize("make, match", [
+    (lambda: slope([]), "frames must not be empty"),
+    (lambda: slope([1, 2], value=3), "value 3 must be one of frames"),
+    (lambda: int_control("slope", -3, 3, frames=[1], label=""), "label"),
+    (lambda: slope([1, 1]), "distinct"),
+    (lambda: live_figure(draw_line, int_control("s", 0, 200, frames=range(100))), "at most"),
+    (lambda: live_figure(draw_line, slope([1]), dpi=5), "dpi"),
 ])
-def test_bad_arguments_raise(kwargs, match):
-    args = dict(description="slope") | kwargs
+def test_bad_arguments_raise(make, match):
     with pytest.raises(ValueError, match=match):
-        slider_figure(draw_line, **args)
+        make()
 
 
 def test_draw_must_return_a_figure():
     with pytest.raises(ValueError, match="matplotlib Figure"):
-        slider_figure(lambda v: None, [1], description="x")
+        live_figure(lambda slope: None, slope([1]))
     with pytest.raises(ValueError, match="callable"):
-        slider_figure(None, [1], description="x")
-
-
-def test_setting_unknown_value_raises():
-    w = slider_figure(draw_line, [1, 2], description="slope")
-    with pytest.raises(ValueError, match="not one of"):
-        w.value = 7
-    with pytest.raises(ValueError, match="SliderFigure"):
+        live_figure(None, slope([1]))
+    with pytest.raises(ValueError, match="LiveFigure"):
         widget_frames(ipywidgets.IntSlider())
 
 
-def test_page_runner_reads_slider_frames_from_widget_state(tmp_path):
+def test_page_runner_reads_the_frames_from_widget_state(tmp_path):
     from pagerun import execute_page, slider_figures
 
     header = (ROOT / "book" / "intro.md").read_text().split("---\n")[1]
     page = tmp_path / "page.md"
     cell = ("```{code-cell} ipython3\n"
             "import matplotlib.pyplot as plt\n"
-            "from rslab.viz.widgets import slider_figure\n"
+            "from rslab.viz.controls import int_control\n"
+            "from rslab.viz.widgets import live_figure\n"
             "def draw(k):\n"
             "    fig, ax = plt.subplots(figsize=(2, 1))\n"
             "    ax.plot([0, 1], [0, k * USE])\n"
             "    return fig\n"
-            "slider_figure(draw, [1, 2, 3], description='k')\n"
+            "live_figure(draw, int_control('k', 1, 5, frames=[1, 2, 3]))\n"
             "```\n")
     page.write_text(f"---\n{header}---\n\n# Page\n\n```{{code-cell}} ipython3\nUSE = 1\n```\n\n"
                     + cell)
@@ -147,7 +127,7 @@ def test_page_runner_rejects_glued_numpy_scalars(tmp_path):
     header = (ROOT / "book" / "intro.md").read_text().split("---\n")[1]
     page = tmp_path / "page.md"
     page.write_text(f"---\n{header}---\n\n# Page\n\n```{{code-cell}} ipython3\n"
-                    "import numpy as np\nfrom myst_nb import glue\n"
+                    "import numpy as np\nfrom rslab.chapters import glue\n"
                     "glue('ok', float(np.float64(2.5)), display=False)\n"
                     "glue('bad', np.float64(2.5), display=False)\n```\n")
     with pytest.raises(ValueError, match=r"\('bad', 'np.float64\(2.5\)'\)"):

@@ -1,6 +1,1 @@
-"""Subcommands of ``python -m rslab``; importing this package registers them."""
-
-from rslab.commands import (
-    bench,  # noqa: F401
-    search,  # noqa: F401
-)
+"""The subcommands of ``python -m rslab``, one module each (see :mod:`rslab.cli`)."""

@@ -10,7 +10,6 @@ noises (``--noises-only``: those rows alone, no divisor search).
 import argparse
 import json
 
-from rslab.cli import command
 from rslab.scale import SCALES
 
 
@@ -80,7 +79,9 @@ def _grid(text):
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
-@command("search", "Divisor search for the Gumbel noise's second log (the Div14 search).")
+HELP = "Divisor search for the Gumbel noise's second log (the Div14 search)."
+
+
 def configure(p):
     p.add_argument("--scale", choices=SCALES, default=None,
                    help="preset: quick, book, or full = the note's scale (default: RSLAB_SCALE)")
@@ -108,7 +109,6 @@ def configure(p):
                    help="only the exact rows of --noises (skip the divisor search)")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
-    return run
 
 
 def _fmt(value, spec):

@@ -11,6 +11,8 @@ import re
 import struct
 from dataclasses import dataclass
 
+import numpy as np
+
 from rslab.machine.isa import BRANCH_OPS, SPECS
 
 _LABEL = re.compile(r"^\s*([A-Za-z_][\w.]*)\s*:(.*)$")
@@ -110,6 +112,11 @@ def parse_number(token: str) -> int:
     return value & 0xFFFFFFFF
 
 
+def f32_bits(x) -> str:
+    """The float32 bit pattern of ``x`` as an assembler immediate (``parse_number``'s inverse)."""
+    return hex(int(np.float32(x).view(np.uint32)))
+
+
 def _parse_int(token: str) -> int:
     t = token.strip().replace("_", "")
     return int(t, 0)
@@ -206,6 +213,53 @@ def _check_bundle(ops, line, text):
         raise AssemblyError(line, text, "nop must be alone in its bundle")
 
 
+def _directive(head, parts, lineno, raw, entries, stack):
+    """Append the ``loop`` / ``endloop`` / ``halt`` directive of one line to ``entries``."""
+    if len(parts) > 1:
+        raise AssemblyError(lineno, raw, f"{head} must stand alone on its line")
+    tokens = parts[0].split(None, 1)
+    arg = tokens[1].strip() if len(tokens) > 1 else ""
+    if head == "loop":
+        try:
+            count = _operand("sai", arg) if arg else None
+        except ValueError as exc:
+            raise AssemblyError(lineno, raw, f"loop: {exc}") from None
+        if count is None or count[0] == "v" or (count[0] == "imm" and count[1] < 0):
+            raise AssemblyError(lineno, raw, "loop needs a count: a non-negative "
+                                "integer or a scalar register")
+        stack.append(len(entries))
+        entries.append(Entry("loop", line=lineno, text=parts[0], count=count))
+    elif head == "endloop":
+        if arg:
+            raise AssemblyError(lineno, raw, "endloop takes no operand")
+        if not stack:
+            raise AssemblyError(lineno, raw, "endloop without a matching loop")
+        start = stack.pop()
+        if start == len(entries) - 1:
+            raise AssemblyError(lineno, raw, "empty loop body")
+        entries[start] = Entry("loop", line=entries[start].line, text=entries[start].text,
+                               count=entries[start].count, end=len(entries))
+        entries.append(Entry("endloop", line=lineno, text="endloop", start=start))
+    else:
+        if arg:
+            raise AssemblyError(lineno, raw, "halt takes no operand")
+        entries.append(Entry("halt", line=lineno, text="halt"))
+
+
+def _strip_labels(body, lineno, raw, labels, label_lines, pc) -> str:
+    """Define the labels at the start of a line (at ``pc``); return the rest of the line."""
+    while True:
+        m = _LABEL.match(body)
+        if not m:
+            return body
+        name = m.group(1)
+        if name in labels:
+            raise AssemblyError(lineno, raw, f"label {name!r} already defined on line "
+                                f"{label_lines[name]}")
+        labels[name], label_lines[name] = pc, lineno
+        body = m.group(2).strip()
+
+
 def assemble(text: str) -> Program:
     """Assemble ``text`` into a ``Program`` (raises ``AssemblyError`` with the line number)."""
     if not isinstance(text, str):
@@ -216,17 +270,8 @@ def assemble(text: str) -> Program:
     stack: list[int] = []
     parsed: dict[str, Op] = {}
     for lineno, raw in enumerate(text.splitlines(), start=1):
-        body = raw.split("#", 1)[0].strip()
-        while True:
-            m = _LABEL.match(body)
-            if not m:
-                break
-            name = m.group(1)
-            if name in labels:
-                raise AssemblyError(lineno, raw, f"label {name!r} already defined on line "
-                                    f"{label_lines[name]}")
-            labels[name], label_lines[name] = len(entries), lineno
-            body = m.group(2).strip()
+        body = _strip_labels(raw.split("#", 1)[0].strip(), lineno, raw, labels, label_lines,
+                             len(entries))
         if not body:
             continue
         parts = [p.strip() for p in body.split(";")]
@@ -234,36 +279,7 @@ def assemble(text: str) -> Program:
             raise AssemblyError(lineno, raw, "empty op between ';'")
         head = parts[0].split(None, 1)[0].lower()
         if head in ("loop", "endloop", "halt"):
-            if len(parts) > 1:
-                raise AssemblyError(lineno, raw, f"{head} must stand alone on its line")
-            tokens = parts[0].split(None, 1)
-            arg = tokens[1].strip() if len(tokens) > 1 else ""
-            if head == "loop":
-                try:
-                    count = _operand("sai", arg) if arg else None
-                except ValueError as exc:
-                    raise AssemblyError(lineno, raw, f"loop: {exc}") from None
-                if count is None or count[0] == "v" or (count[0] == "imm" and count[1] < 0):
-                    raise AssemblyError(lineno, raw, "loop needs a count: a non-negative "
-                                        "integer or a scalar register")
-                stack.append(len(entries))
-                entries.append(Entry("loop", line=lineno, text=parts[0], count=count))
-            elif head == "endloop":
-                if arg:
-                    raise AssemblyError(lineno, raw, "endloop takes no operand")
-                if not stack:
-                    raise AssemblyError(lineno, raw, "endloop without a matching loop")
-                start = stack.pop()
-                if start == len(entries) - 1:
-                    raise AssemblyError(lineno, raw, "empty loop body")
-                entries[start] = Entry("loop", line=entries[start].line,
-                                       text=entries[start].text, count=entries[start].count,
-                                       end=len(entries))
-                entries.append(Entry("endloop", line=lineno, text="endloop", start=start))
-            else:
-                if arg:
-                    raise AssemblyError(lineno, raw, "halt takes no operand")
-                entries.append(Entry("halt", line=lineno, text="halt"))
+            _directive(head, parts, lineno, raw, entries, stack)
             continue
         ops = tuple(_parse_cached(p, lineno, parsed) for p in parts)
         _check_bundle(ops, lineno, raw)

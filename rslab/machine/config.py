@@ -1,6 +1,7 @@
 """``MachineConfig``: every number of the simulated vector core in one place.
 
-The defaults are the table of DESIGN §5. The description is flat and
+The defaults are the machine chapter's table (``MachineConfig().table()``). The
+description is flat and
 data-driven: a slot-limit table (how many ops of each slot class one bundle may
 hold) and one latency per op class (cycles after issue until the result can be
 used). Everything else is a named scalar field.

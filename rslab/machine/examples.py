@@ -2,10 +2,9 @@
 
 import numpy as np
 
-from rslab.kernels.layout import pack_rows, unpack_rows
+from rslab.machine.bf16 import pack_rows, unpack_rows
 from rslab.machine.builder import Builder
-
-LOG2E = np.float32(1 / np.log(2))
+from rslab.numerics.fastlog import LOG2E
 
 
 def dependent_chain(n: int) -> str:

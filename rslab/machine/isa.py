@@ -135,4 +135,7 @@ DIRECTIVES = {
 }
 
 SFU_OPS = frozenset(s.name for s in SPECS.values() if s.slot == "sfu")
+"""The ops that push an operand to the SFU; their results return through the FIFO."""
+POP_OPS = frozenset(s.name for s in SPECS.values() if s.lat == "pop")
+"""The ops that pop the SFU FIFO's head."""
 BRANCH_OPS = frozenset(("bz", "bnz", "jmp"))

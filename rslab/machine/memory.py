@@ -60,8 +60,3 @@ def conflict_degree(stride_words: int, lanes: int, banks: int) -> int:
         return 1
     distinct_banks = banks // gcd(abs(stride_words), banks)
     return -(-lanes // min(distinct_banks, lanes))
-
-
-def bank_of(byte_address, banks: int = 128):
-    """The bank that holds the word at ``byte_address``."""
-    return (np.asarray(byte_address) // 4) % banks

@@ -1,6 +1,6 @@
 """``simulate(program, config, vmem, hbm, trace) -> Run``: functional and timing simulation.
 
-Timing is the issue model of DESIGN §5. Bundles issue in order; a bundle issues
+Timing is the issue model of the machine chapter. Bundles issue in order; a bundle issues
 at the earliest cycle at which every constraint holds, and the constraints are
 named:
 
@@ -16,12 +16,12 @@ named:
 - ``sfu-wait``: a pop waits for the FIFO head's result;
 - ``dma-wait``: ``dmawait`` waits for the DMAs of its tag.
 
-The issue cycle is the max over these, and the stall cycles (issue cycle minus
-one plus the previous issue cycle) are charged to the binding constraint (the
-first listed above on a tie). Stalls are computed, not ticked, so simulation
-time grows with the ops executed, not with cycles. ``halt`` (or running off the
-end) takes no slot: the run ends at the cycle ``halt`` would issue or, if later,
-when everything in flight has completed (``Run.drain`` is that wait). So
+The issue cycle is the max over these, and the stall cycles (issue cycle minus one plus
+the previous issue cycle) are charged to the binding constraint (the first listed above
+on a tie; :mod:`rslab.machine.stalls` gives each cause's meaning). Stalls are computed,
+not ticked, so simulation time grows with the ops executed, not with cycles. ``halt``
+(or running off the end) takes no slot: the run ends at the cycle ``halt`` would issue
+or, if later, when everything in flight has completed (``Run.drain`` is that wait). So
 ``cycles == bundles + stall cycles + drain``.
 
 Functional semantics: every op executes at issue on 128-lane NumPy rows; ops of
@@ -43,31 +43,14 @@ import numpy as np
 
 from rslab.machine.asm import Program
 from rslab.machine.config import MachineConfig
-from rslab.machine.isa import BRANCH_OPS, SPECS
-from rslab.machine.memory import build_memory, conflict_degree
-from rslab.machine.units import (
-    MASK32,
-    Context,
-    OpFault,
-    compile_ldst,
-    compile_scalar,
-    compile_valu,
-    compile_xlu,
-)
+from rslab.machine.decode import CompiledBundle, Decoder, EndLoop, LoopEntry
+from rslab.machine.errors import MachineError
+from rslab.machine.memory import build_memory
+from rslab.machine.stalls import BANK, BRANCH, CAUSES, DMA, FULL, HOLD, RAW, WAIT
+from rslab.machine.trace import Trace, summary
+from rslab.machine.units import MASK32, Context, OpFault
 
-CAUSES = ("raw", "branch", "bank-conflict", "sfu-hold", "fifo-full", "sfu-wait", "dma-wait")
-RAW, BRANCH, BANK, HOLD, FULL, WAIT, DMA = range(len(CAUSES))
 DEFAULT_MAX_BUNDLES = 20_000_000
-_B, _LOOP, _END, _HALT = range(4)
-
-
-class MachineError(RuntimeError):
-    """A runtime error of the simulated machine, with ``pc``, ``cycle`` and the op ``text``."""
-
-    def __init__(self, message: str, pc=None, cycle=None, op: str = ""):
-        self.message, self.pc, self.cycle, self.op = message, pc, cycle, op
-        where = f"pc {pc}" + (f", cycle {cycle}" if cycle is not None else "")
-        super().__init__(f"{message} [{where}: {op!r}]")
 
 
 class Run:
@@ -128,195 +111,7 @@ class Run:
 
     def summary(self) -> dict:
         """Cycles, ops, IPC, stalls by cause and slot utilisation (see ``trace.summary``)."""
-        from rslab.machine.trace import summary
-
         return summary(self)
-
-
-# ---------------------------------------------------------------------------------------------
-# Pre-decoding: every entry becomes a tuple the hot loop unpacks; every op a bound closure.
-
-
-def _reg_reads(op):
-    spec = SPECS[op.name]
-    out = []
-    for kind, operand in zip(spec.sig, op.operands, strict=True):
-        if operand is None:
-            continue
-        k = kind.rstrip("?")
-        if k in ("va", "sa") or (k in ("sai", "vai") and operand[0] != "imm"):
-            out.append((operand[0], operand[1]))
-        elif k == "mem":
-            out.append(("s", operand[1]))
-    return out
-
-
-def _reg_write(op):
-    spec = SPECS[op.name]
-    if spec.sig and spec.sig[0] in ("vd", "sd"):
-        return op.operands[0]
-    return None
-
-
-class _Compiler:
-    def __init__(self, program, config, ctx, n_scratch):
-        self.program, self.config, self.ctx = program, config, ctx
-        self.nv, self.ns = config.vregs, config.sregs
-        self.voff = self.nv + n_scratch
-        self.n_scratch = n_scratch
-        self.sfu_fns = {"vexp2": config.exp2_fn, "vexp2.p": config.exp2_precise_fn,
-                        "vlog2": config.log2_fn, "vlog2.p": config.log2_precise_fn,
-                        "vrcp": config.rcp_fn}
-
-    def uid(self, reg):
-        return reg[1] if reg[0] == "v" else self.voff + reg[1]
-
-    def fail(self, message, pc, op):
-        raise MachineError(message, pc, None, op.text if op is not None else "")
-
-    def check_regs(self, pc, op):
-        for operand in op.operands:
-            if operand is None or operand[0] not in ("v", "s", "mem"):
-                continue
-            kind, index = ("s", operand[1]) if operand[0] == "mem" else operand
-            limit = self.nv if kind == "v" else self.ns
-            if index >= limit:
-                what = "vector" if kind == "v" else "scalar"
-                self.fail(f"unknown register {kind}{index}: the machine has {limit} {what} "
-                          "registers", pc, op)
-
-    def bundle(self, pc, entry):
-        cfg, ctx = self.config, self.ctx
-        ops = entry.ops
-        use = {}
-        for op in ops:
-            self.check_regs(pc, op)
-            slot = SPECS[op.name].slot
-            if slot:
-                use[slot] = use.get(slot, 0) + 1
-        for slot, n in use.items():
-            if n > cfg.slots[slot]:
-                raise MachineError(f"bundle needs {n} {slot} slots, the machine has "
-                                   f"{cfg.slots[slot]}", pc, None, entry.text)
-        reads = [_reg_reads(op) for op in ops]
-        writes = [_reg_write(op) for op in ops]
-        # A destination read by another op of the same bundle is written to a scratch
-        # register and copied back after the bundle, so every op sees the old value.
-        redirect = {}
-        scratch = {"v": self.nv, "s": self.ns}
-        post = []
-        for i, w in enumerate(writes):
-            if w is None or not any(w in r for j, r in enumerate(reads) if j != i):
-                continue
-            tmp = scratch[w[0]]
-            scratch[w[0]] += 1
-            redirect[i] = (w[0], tmp)
-            post.append(self._copy_back(w[0], tmp, w[1]))
-        srcs = sorted({self.uid(r) for rs in reads for r in rs})
-        wr, execs, pushes, pops, dmas = [], [], [], [], []
-        ldk, stk = [], []
-        branch = None
-        dmawait = None
-        lat = cfg.latency
-        static = []
-        for i, op in enumerate(ops):
-            spec = SPECS[op.name]
-            dest = redirect.get(i, writes[i])
-            d = dest[1] if dest is not None else None
-            ready = lat[spec.lat] if spec.lat else None
-            name = op.name
-            if spec.slot == "valu" and name != "vpop":
-                execs.append(compile_valu(name, d, op.operands[1:], ctx))
-            elif name == "vpop":
-                pops.append(ctx.F[d])
-            elif spec.slot == "sfu":
-                pushes.append((self.sfu_fns[name], ctx.F[op.operands[0][1]]))
-            elif spec.slot == "xlu":
-                execs.append(compile_xlu(name, d, op.operands[1][1], ctx))
-            elif spec.slot in ("ld", "st") or name in ("sld", "sst"):
-                stride = None
-                if name in ("vld.s", "vst.s"):
-                    stride = op.operands[2][1]
-                reg = d if d is not None else op.operands[0][1]
-                execs.append(compile_ldst(name, reg, op.operands[1], stride, ctx, op.text))
-                if spec.slot in ("ld", "st"):
-                    k = conflict_degree(stride or 1, cfg.lanes, cfg.vmem_banks)
-                    if spec.slot == "ld":
-                        ldk.append(k)
-                        ready += k - 1
-                    else:
-                        stk.append(k)
-            elif name in BRANCH_OPS:
-                reg = self.uid(op.operands[0]) if name != "jmp" else -1
-                kind = {"jmp": 0, "bz": 1, "bnz": 2}[name]
-                branch = (kind, op.operands[0][1] if reg >= 0 else -1, op.operands[-1][2])
-            elif name == "dma":
-                tag = op.operands[3][1] if op.operands[3] is not None else 0
-                if not 0 <= tag < cfg.dma_tags:
-                    self.fail(f"dma tag {tag} out of range 0..{cfg.dma_tags - 1}", pc, op)
-                dmas.append((op.operands[0][1], op.operands[1][1], op.operands[2][1], tag,
-                             op.text))
-            elif name == "dmawait":
-                tag = op.operands[0][1] if op.operands[0] is not None else -1
-                if not -1 <= tag < cfg.dma_tags:
-                    self.fail(f"dma tag {tag} out of range 0..{cfg.dma_tags - 1}", pc, op)
-                dmawait = tag
-            elif spec.slot == "scalar":
-                execs.append(compile_scalar(name, d, op.operands[1:], ctx))
-            else:
-                raise AssertionError(name)
-            if writes[i] is not None:
-                wr.append((self.uid(writes[i]), ready))
-            static.append((op.text, spec.slot, ready, name,
-                           tuple(f"{r[0]}{r[1]}" for r in reads[i]),
-                           f"{writes[i][0]}{writes[i][1]}" if writes[i] is not None else None))
-        compiled = (_B, tuple(srcs), tuple(wr), tuple(ldk), tuple(stk), len(pushes),
-                    tuple(pushes), tuple(pops), dmawait, tuple(dmas), branch, tuple(execs),
-                    tuple(post))
-        return compiled, static, use
-
-    def _copy_back(self, kind, tmp, real):
-        if kind == "v":
-            src, dst = self.ctx.R[tmp], self.ctx.R[real]
-            return lambda: np.copyto(dst, src)
-        S = self.ctx.S
-
-        def run():
-            S[real] = S[tmp]
-        return run
-
-    def compile(self):
-        depth = 0
-        compiled, static, uses = [], [], []
-        seen = {}  # bundle text -> compiled form: kernels repeat their loop bodies
-        for pc, e in enumerate(self.program.entries):
-            if e.kind == "bundle":
-                if e.text not in seen:
-                    seen[e.text] = self.bundle(pc, e)
-                c, s, u = seen[e.text]
-            elif e.kind == "loop":
-                depth += 1
-                cnt = e.count
-                if cnt[0] == "s":
-                    if cnt[1] >= self.ns:
-                        self.fail(f"unknown register s{cnt[1]}: the machine has {self.ns} "
-                                  "scalar registers", pc, None)
-                    c = (_LOOP, self.voff + cnt[1], cnt[1], e.end)
-                else:
-                    c = (_LOOP, -1, cnt[1], e.end)
-                s, u = [], {}
-            elif e.kind == "endloop":
-                depth -= 1
-                c, s, u = (_END,), [], {}
-            else:
-                c, s, u = (_HALT,), [], {}
-            compiled.append(c)
-            static.append(s)
-            uses.append(u)
-        return compiled, static, uses
-
-
-# ---------------------------------------------------------------------------------------------
 
 
 def _resolve_sfu(fifo, lanes):
@@ -340,6 +135,27 @@ def _scalar_word(value, name):
     raise ValueError(f"{name}: scalar values must be 32-bit integers or floats, got {value!r}")
 
 
+
+
+def _initial_registers(config, n_scratch, vregs, sregs):
+    """The vector rows (uint32) and scalar list, with the given initial values."""
+    L = config.lanes
+    R = np.zeros((config.vregs + n_scratch, L), dtype=np.uint32)
+    S = [0] * (config.sregs + n_scratch)
+    for i, value in (vregs or {}).items():
+        if not 0 <= i < config.vregs:
+            raise ValueError(f"vregs: register v{i} does not exist")
+        words = np.ascontiguousarray(np.asarray(value)).reshape(-1)
+        if words.dtype.itemsize != 4 or words.size != L:
+            raise ValueError(f"vregs[{i}] must hold {L} four-byte elements")
+        R[i] = words.view(np.uint32)
+    for i, value in (sregs or {}).items():
+        if not 0 <= i < config.sregs:
+            raise ValueError(f"sregs: register s{i} does not exist")
+        S[i] = _scalar_word(value, f"sregs[{i}]")
+    return R, S
+
+
 def simulate(program: Program, config: MachineConfig | None = None, vmem=None, hbm=None,
              trace: bool = False, *, sregs=None, vregs=None,
              max_bundles: int = DEFAULT_MAX_BUNDLES) -> Run:
@@ -359,228 +175,269 @@ def simulate(program: Program, config: MachineConfig | None = None, vmem=None, h
     if not isinstance(max_bundles, int) or max_bundles < 1:
         raise ValueError(f"max_bundles must be a positive integer, got {max_bundles!r}")
     n_scratch = sum(config.slots.values()) + 2
-    L = config.lanes
-    R = np.zeros((config.vregs + n_scratch, L), dtype=np.uint32)
-    S = [0] * (config.sregs + n_scratch)
-    for i, value in (vregs or {}).items():
-        if not 0 <= i < config.vregs:
-            raise ValueError(f"vregs: register v{i} does not exist")
-        words = np.ascontiguousarray(np.asarray(value)).reshape(-1)
-        if words.dtype.itemsize != 4 or words.size != L:
-            raise ValueError(f"vregs[{i}] must hold {L} four-byte elements")
-        R[i] = words.view(np.uint32)
-    for i, value in (sregs or {}).items():
-        if not 0 <= i < config.sregs:
-            raise ValueError(f"sregs: register s{i} does not exist")
-        S[i] = _scalar_word(value, f"sregs[{i}]")
+    R, S = _initial_registers(config, n_scratch, vregs, sregs)
     M = build_memory(vmem, config.vmem_bytes, "vmem")
     H = build_memory(hbm, None, "hbm")
     ctx = Context(R, S, M, H)
-    compiled, static, uses = _Compiler(program, config, ctx, n_scratch).compile()
-    counts = [0] * (len(compiled) + 1)
-    records = [] if trace else None
-    dma_events = [] if trace else None
+    compiled, infos, uses = Decoder(program, config, ctx, n_scratch).decode()
+    core = _Core(program, config, ctx, compiled, n_scratch, trace)
     with np.errstate(all="ignore"):
-        state = _execute(program, config, ctx, compiled, counts, records, dma_events,
-                         max_bundles, n_scratch)
-    ops = sum(c * len(s) for c, s in zip(counts, static, strict=False))
+        core.execute(max_bundles)
+    counts = core.counts
+    ops = sum(c * len(s) for c, s in zip(counts, infos, strict=False))
     slot_use = dict.fromkeys(config.slots, 0)
     for c, u in zip(counts, uses, strict=False):
         for slot, n in u.items():
             slot_use[slot] += c * n
-    run = Run(program=program, config=config, cycles=state["cycles"],
-              stalls=dict(zip(CAUSES, state["stalls"], strict=True)), ops=ops,
-              bundles=state["bundles"], slot_use=slot_use, drain=state["drain"],
-              fifo_left=state["fifo_left"], vmem=M, hbm=H, counts=counts,
+    end = core.end_cycle()
+    run = Run(program=program, config=config, cycles=end,
+              stalls=dict(zip(CAUSES, core.stalls, strict=True)), ops=ops,
+              bundles=core.bundles, slot_use=slot_use, drain=end - core.t,
+              fifo_left=len(core.fifo), vmem=M, hbm=H, counts=counts,
               _R=R, _S=S, trace=None)
     if trace:
-        from rslab.machine.trace import Trace
-
-        run.trace = Trace(run, records, static, dma_events, state["halt_cycle"])
+        run.trace = Trace(run, core.records, infos, core.dma_events, core.t)
     return run
 
 
-def _execute(program, config, ctx, compiled, counts, records, dma_events, max_bundles,
-             n_scratch):
-    S, M, H = ctx.S, ctx.M, ctx.H
-    L = config.lanes
-    n_entries = len(compiled)
-    ready = [0] * (config.vregs + config.sregs + 2 * n_scratch)
-    stalls = [0] * len(CAUSES)
-    lat_pop = config.latency["pop"]
-    lat_sfu = config.latency["sfu"]
-    hold = config.sfu_hold
-    depth = config.fifo_depth
-    penalty = config.branch_penalty
-    loop_depth = config.loop_depth
-    dma_lat, dma_bw = config.dma_latency, config.dma_bytes_per_cycle
-    vmem_bytes, hbm_bytes = M.size * 4, H.size * 4
-    fifo, credits = deque(), deque()
-    stack = []
-    dma_tag = [0] * config.dma_tags
-    dma_all = dma_free = 0
-    ld_ports = [0] * config.slots["ld"]  # cycle each port is free again, ascending
-    st_ports = [0] * config.slots["st"]
-    sfu_free = 0
-    pc = base = floor = t = 0
-    fcause = -1
-    nb = 0
-    tracing = records is not None
-    entries = program.entries
-    try:
-        while True:
-            e = compiled[pc] if pc < n_entries else (_HALT,)
-            kind = e[0]
-            if kind == _B:
-                (_, srcs, wr, ldk, stk, npush, pushes, pops, dmaw, dmas, br, execs,
-                 post) = e
-                t = floor
-                cause = fcause
-                for r in srcs:
-                    x = ready[r]
-                    if x > t:
-                        t = x
-                        cause = RAW
-                if ldk and ld_ports[len(ldk) - 1] > t:
-                    t = ld_ports[len(ldk) - 1]
-                    cause = BANK
-                if stk and st_ports[len(stk) - 1] > t:
-                    t = st_ports[len(stk) - 1]
-                    cause = BANK
-                if npush:
-                    if sfu_free > t:
-                        t = sfu_free
-                        cause = HOLD
-                    while credits and credits[0] <= t:
-                        credits.popleft()
-                    need = len(fifo) + len(credits) + npush - depth
-                    if need > 0:
-                        if need > len(credits):
-                            raise MachineError(
-                                f"SFU FIFO overflow: push into a full FIFO (depth {depth}) that "
-                                "no earlier pop frees; the in-order core would deadlock",
-                                pc, t, entries[pc].text)
-                        x = credits[need - 1]
-                        if x > t:
-                            t = x
-                            cause = FULL
-                if pops:
-                    npop = len(pops)
-                    if len(fifo) < npop:
-                        raise MachineError(
-                            "vpop on an empty SFU FIFO with nothing in flight (deadlock)",
-                            pc, t, entries[pc].text)
-                    x = fifo[npop - 1][0]
-                    if x > t:
-                        t = x
-                        cause = WAIT
-                if dmaw is not None:
-                    x = dma_all if dmaw < 0 else dma_tag[dmaw]
-                    if x > t:
-                        t = x
-                        cause = DMA
-                if t > base:
-                    stalls[cause] += t - base
-                taken = False
-                if br is not None:
-                    bkind = br[0]
-                    taken = bkind == 0 or (S[br[1]] == 0) == (bkind == 1)
-                for row in pops:
-                    ent = fifo.popleft()
-                    if ent[3] is None:
-                        fifo.appendleft(ent)
-                        _resolve_sfu(fifo, L)
-                        fifo.popleft()
-                    np.copyto(row, ent[3])
-                    credits.append(t + lat_pop)
-                for fn, src in pushes:
-                    fifo.append([t + lat_sfu, fn, src.copy(), None])
-                for f in execs:
-                    f()
-                for f in post:
-                    f()
-                for r, lat in wr:
-                    ready[r] = t + lat
-                if ldk:
-                    ld_ports[:len(ldk)] = [t + k for k in ldk]
-                    ld_ports.sort()
-                if stk:
-                    st_ports[:len(stk)] = [t + k for k in stk]
-                    st_ports.sort()
-                if npush:
-                    sfu_free = t + 1 + hold
-                if dmas:
-                    for sd, ss, sl, tag, text in dmas:
-                        d, s, n = S[sd], S[ss], S[sl]
-                        if d & 3 or s & 3 or n & 3:
-                            raise OpFault(f"dma addresses and length must be multiples of 4 "
-                                          f"(dst {d}, src {s}, len {n})", text)
-                        if d + n > vmem_bytes or s + n > hbm_bytes:
-                            raise OpFault(f"dma of {n} bytes HBM[{s}] → VMEM[{d}] out of bounds "
-                                          f"(VMEM {vmem_bytes} B, HBM {hbm_bytes} B)", text)
-                        M[d >> 2:(d + n) >> 2] = H[s >> 2:(s + n) >> 2]
-                        start = max(t, dma_free)
-                        dur = -(-n // dma_bw)
-                        dma_free = start + dur
-                        done = start + dma_lat + dur
-                        if done > dma_tag[tag]:
-                            dma_tag[tag] = done
-                        if done > dma_all:
-                            dma_all = done
-                        if tracing:
-                            dma_events.append((pc, t, start, done, n, tag))
-                counts[pc] += 1
-                nb += 1
-                if tracing:
-                    records.append((t, pc, t - base, cause if t > base else -1,
-                                    tuple(s[2] for s in stack)))
-                if nb >= max_bundles:
-                    raise MachineError(f"bundle limit {max_bundles} reached (endless loop?)",
-                                       pc, t, entries[pc].text)
-                base = floor = t + 1
-                fcause = -1
-                if taken:
-                    floor = t + 1 + penalty
-                    fcause = BRANCH
-                    pc = br[2]
+class _Core:
+    """The issue loop: bundles in order, each at the max over its named constraints.
+
+    State: the scoreboard (``ready`` cycle per register id), the load and store
+    ports (the cycle each is free again, ascending), the SFU (the cycle the hold
+    ends, the FIFO of pending results, the ``credits``: cycles at which popped
+    entries free their slot), the DMA engine and tags, and the hardware-loop
+    stack. Each ``_wait_*`` method is one constraint of the issue model and
+    returns the cycle from which it holds.
+    """
+
+    def __init__(self, program, config, ctx, compiled, n_scratch, tracing):
+        self.program, self.config, self.ctx, self.compiled = program, config, ctx, compiled
+        self.ready = [0] * (config.vregs + config.sregs + 2 * n_scratch)
+        self.stalls = [0] * len(CAUSES)
+        self.ld_ports = [0] * config.slots["ld"]
+        self.st_ports = [0] * config.slots["st"]
+        self.sfu_free = 0
+        self.fifo, self.credits = deque(), deque()
+        self.dma_tag = [0] * config.dma_tags
+        self.dma_all = self.dma_free = 0
+        self.stack = []
+        self.counts = [0] * (len(compiled) + 1)
+        self.records = [] if tracing else None
+        self.dma_events = [] if tracing else None
+        self.t = self.bundles = 0
+
+    # -------------------------------------------------------------- the constraints
+    def _wait_operands(self, b: CompiledBundle) -> int:
+        """raw: every source register is ready."""
+        ready = self.ready
+        x = 0
+        for r in b.srcs:
+            if ready[r] > x:
+                x = ready[r]
+        return x
+
+    def _wait_ports(self, b: CompiledBundle) -> int:
+        """bank-conflict: enough load and store ports are free."""
+        x = self.ld_ports[len(b.loads) - 1] if b.loads else 0
+        if b.stores:
+            x = max(x, self.st_ports[len(b.stores) - 1])
+        return x
+
+    def _wait_fifo_space(self, b: CompiledBundle, t: int, pc: int) -> int:
+        """fifo-full: the pushes find free FIFO entries (pops free theirs after the pop latency)."""
+        credits, depth = self.credits, self.config.fifo_depth
+        while credits and credits[0] <= t:
+            credits.popleft()
+        need = len(self.fifo) + len(credits) + len(b.pushes) - depth
+        if need <= 0:
+            return 0
+        if need > len(credits):
+            raise MachineError(f"SFU FIFO overflow: push into a full FIFO (depth {depth}) that "
+                               "no earlier pop frees; the in-order core would deadlock",
+                               pc, t, self.program.entries[pc].text)
+        return credits[need - 1]
+
+    def _wait_fifo_head(self, b: CompiledBundle, t: int, pc: int) -> int:
+        """sfu-wait: the results the pops take have left the SFU."""
+        if len(self.fifo) < len(b.pops):
+            raise MachineError("vpop on an empty SFU FIFO with nothing in flight (deadlock)",
+                               pc, t, self.program.entries[pc].text)
+        return self.fifo[len(b.pops) - 1][0]
+
+    def _wait_dma(self, b: CompiledBundle) -> int:
+        """dma-wait: the DMAs of the waited tag (or all) are done."""
+        return self.dma_all if b.dmawait < 0 else self.dma_tag[b.dmawait]
+
+    def issue_cycle(self, b: CompiledBundle, pc: int, floor: int, cause: int) -> tuple[int, int]:
+        """The issue cycle of bundle ``b`` (not before ``floor``) and the cause that binds."""
+        t = floor
+        x = self._wait_operands(b)
+        if x > t:
+            t, cause = x, RAW
+        if b.loads or b.stores:
+            x = self._wait_ports(b)
+            if x > t:
+                t, cause = x, BANK
+        if b.pushes:
+            if self.sfu_free > t:
+                t, cause = self.sfu_free, HOLD
+            x = self._wait_fifo_space(b, t, pc)
+            if x > t:
+                t, cause = x, FULL
+        if b.pops:
+            x = self._wait_fifo_head(b, t, pc)
+            if x > t:
+                t, cause = x, WAIT
+        if b.dmawait is not None:
+            x = self._wait_dma(b)
+            if x > t:
+                t, cause = x, DMA
+        return t, cause
+
+    # -------------------------------------------------------------- effects of an issue
+    def _sfu(self, b: CompiledBundle, t: int):
+        """Pops take the FIFO head (computing pending results in batches); pushes enqueue."""
+        lanes, lat_pop = self.config.lanes, self.config.latency["pop"]
+        fifo = self.fifo
+        for row in b.pops:
+            ent = fifo[0]
+            if ent[3] is None:
+                _resolve_sfu(fifo, lanes)
+            fifo.popleft()
+            np.copyto(row, ent[3])
+            self.credits.append(t + lat_pop)
+        lat_sfu = self.config.latency["sfu"]
+        for fn, src in b.pushes:
+            fifo.append([t + lat_sfu, fn, src.copy(), None])
+        if b.pushes:
+            self.sfu_free = t + 1 + self.config.sfu_hold
+
+    def _book_ports(self, b: CompiledBundle, t: int):
+        """The load and store ports each access holds (its conflict degree) from ``t``."""
+        if b.loads:
+            self.ld_ports[:len(b.loads)] = [t + k for k in b.loads]
+            self.ld_ports.sort()
+        if b.stores:
+            self.st_ports[:len(b.stores)] = [t + k for k in b.stores]
+            self.st_ports.sort()
+
+    def _start_dmas(self, b: CompiledBundle, t: int, pc: int):
+        """Copy each DMA's bytes now; the engine serialises them and the tag records done."""
+        S, M, H = self.ctx.S, self.ctx.M, self.ctx.H
+        cfg = self.config
+        for sd, ss, sl, tag, text in b.dmas:
+            d, s, n = S[sd], S[ss], S[sl]
+            if d & 3 or s & 3 or n & 3:
+                raise OpFault(f"dma addresses and length must be multiples of 4 "
+                              f"(dst {d}, src {s}, len {n})", text)
+            if d + n > M.size * 4 or s + n > H.size * 4:
+                raise OpFault(f"dma of {n} bytes HBM[{s}] → VMEM[{d}] out of bounds "
+                              f"(VMEM {M.size * 4} B, HBM {H.size * 4} B)", text)
+            M[d >> 2:(d + n) >> 2] = H[s >> 2:(s + n) >> 2]
+            start = max(t, self.dma_free)
+            dur = -(-n // cfg.dma_bytes_per_cycle)
+            self.dma_free = start + dur
+            done = start + cfg.dma_latency + dur
+            self.dma_tag[tag] = max(self.dma_tag[tag], done)
+            self.dma_all = max(self.dma_all, done)
+            if self.dma_events is not None:
+                self.dma_events.append((pc, t, start, done, n, tag))
+
+    # -------------------------------------------------------------- the loop
+    def execute(self, max_bundles: int):
+        """Run from pc 0 to ``halt`` (or the end); ``self.t`` ends as the halt cycle."""
+        compiled, n_entries = self.compiled, len(self.compiled)
+        issue_cycle, issue = self.issue_cycle, self._issue
+        pc = base = floor = 0
+        fcause = -1
+        try:
+            while True:
+                e = compiled[pc] if pc < n_entries else None
+                if type(e) is CompiledBundle:
+                    t, cause = issue_cycle(e, pc, floor, fcause)
+                    self.t = t
+                    pc, floor, fcause = issue(e, pc, t, base, cause, max_bundles)
+                    base = t + 1
+                elif type(e) is LoopEntry:
+                    pc, floor, fcause = self._enter_loop(e, pc, floor, fcause)
+                elif type(e) is EndLoop:
+                    pc = self._end_loop(pc)
                 else:
-                    pc += 1
-            elif kind == _LOOP:
-                _, creg, value, end = e
-                if creg >= 0:
-                    n = S[value]
-                    if ready[creg] > floor:
-                        floor = ready[creg]
-                        fcause = RAW
-                else:
-                    n = value
-                if n == 0:
-                    pc = end + 1
-                else:
-                    if len(stack) >= loop_depth:
-                        raise MachineError(f"hardware loops nested deeper than loop_depth = "
-                                           f"{loop_depth}", pc, floor, entries[pc].text)
-                    stack.append([pc + 1, n, 0])
-                    pc += 1
-            elif kind == _END:
-                top = stack[-1]
-                top[2] += 1
-                if top[2] < top[1]:
-                    pc = top[0]
-                else:
-                    stack.pop()
-                    pc += 1
-            else:
-                t = floor
-                if t > base:
-                    stalls[fcause] += t - base
-                counts[min(pc, n_entries)] += 1
-                if tracing:
-                    records.append((t, min(pc, n_entries), t - base,
-                                    fcause if t > base else -1, tuple(s[2] for s in stack)))
-                break
-    except OpFault as fault:
-        raise MachineError(fault.message, pc, t, fault.text) from None
-    end = max([t, dma_all, *ld_ports, *st_ports, max(ready)] + [ent[0] for ent in fifo])
-    return {"cycles": end, "stalls": stalls, "bundles": nb, "drain": end - t,
-            "fifo_left": len(fifo), "halt_cycle": t}
+                    self._halt(min(pc, n_entries), floor, base, fcause)
+                    return
+        except OpFault as fault:
+            raise MachineError(fault.message, pc, self.t, fault.text) from None
+
+    def _issue(self, b, pc, t, base, cause, max_bundles):
+        """Issue ``b`` at ``t``: charge its stall, run its ops; returns (next pc, floor, cause)."""
+        if t > base:
+            self.stalls[cause] += t - base
+        taken = False
+        if b.branch is not None:
+            kind, reg, _ = b.branch
+            taken = kind == 0 or (self.ctx.S[reg] == 0) == (kind == 1)
+        if b.pops or b.pushes:
+            self._sfu(b, t)
+        for f in b.execs:
+            f()
+        for f in b.post:
+            f()
+        ready = self.ready
+        for r, lat in b.writes:
+            ready[r] = t + lat
+        if b.loads or b.stores:
+            self._book_ports(b, t)
+        if b.dmas:
+            self._start_dmas(b, t, pc)
+        self.counts[pc] += 1
+        self.bundles += 1
+        if self.records is not None:
+            self.records.append((t, pc, t - base, cause if t > base else -1,
+                                 tuple(s[2] for s in self.stack)))
+        if self.bundles >= max_bundles:
+            raise MachineError(f"bundle limit {max_bundles} reached (endless loop?)",
+                               pc, t, self.program.entries[pc].text)
+        if taken:
+            return b.branch[2], t + 1 + self.config.branch_penalty, BRANCH
+        return pc + 1, t + 1, -1
+
+    def _enter_loop(self, e: LoopEntry, pc, floor, fcause):
+        """``loop``: read the count (waiting for its register), skip or push the loop."""
+        n = e.count
+        if e.count_id >= 0:
+            n = self.ctx.S[e.count]
+            if self.ready[e.count_id] > floor:
+                floor, fcause = self.ready[e.count_id], RAW
+        if n == 0:
+            return e.end + 1, floor, fcause
+        if len(self.stack) >= self.config.loop_depth:
+            raise MachineError(f"hardware loops nested deeper than loop_depth = "
+                               f"{self.config.loop_depth}", pc, floor,
+                               self.program.entries[pc].text)
+        self.stack.append([pc + 1, n, 0])
+        return pc + 1, floor, fcause
+
+    def _end_loop(self, pc):
+        """``endloop``: the next iteration, or leave the loop."""
+        top = self.stack[-1]
+        top[2] += 1
+        if top[2] < top[1]:
+            return top[0]
+        self.stack.pop()
+        return pc + 1
+
+    def _halt(self, pc, floor, base, fcause):
+        """``halt`` takes no slot; it issues when the in-order constraints allow."""
+        self.t = floor
+        if floor > base:
+            self.stalls[fcause] += floor - base
+        self.counts[pc] += 1
+        if self.records is not None:
+            self.records.append((floor, pc, floor - base, fcause if floor > base else -1,
+                                 tuple(s[2] for s in self.stack)))
+
+    def end_cycle(self) -> int:
+        """The run's last cycle: halt, or later when everything in flight has completed."""
+        return max([self.t, self.dma_all, *self.ld_ports, *self.st_ports, max(self.ready)]
+                   + [ent[0] for ent in self.fifo])

@@ -1,4 +1,4 @@
-"""Traces of a simulation and their summaries (DESIGN §5).
+"""Traces of a simulation and their summaries.
 
 ``Trace`` holds one record per issued bundle: cycle, pc, stall cycles before
 issue and their cause, and the iteration index of every active hardware loop.
@@ -8,11 +8,12 @@ trace JSON (open it in Perfetto or chrome://tracing).
 """
 
 import json
+import re
 from dataclasses import dataclass
 
 import numpy as np
 
-from rslab.machine.simulator import CAUSES
+from rslab.machine.stalls import CAUSES
 
 
 @dataclass(frozen=True)
@@ -88,6 +89,35 @@ class Trace:
                     out.append(OpRecord(i, pc, text, slot, t, done, iters, reads, write))
             self._ops = out
         return self._ops
+
+    def cycles_by_label(self, pattern, *, default: str = "", separate=None) -> dict:
+        """Cycles of the run charged to the regions of the program that labels name.
+
+        A region starts at every label matching ``pattern`` (a regex whose first group
+        is the region's name) and runs to the next such label; code before the first
+        is ``default``. Each issued bundle's cycles since the previous issue (its stall
+        and its own issue cycle) go to the region of its pc, and the drain after halt to
+        the region of halt; stall cycles of a cause in ``separate`` (cause → name) go to
+        that name instead. Returns name → cycles; the values sum to ``run.cycles``.
+        """
+        regex = re.compile(pattern)
+        marks = sorted(((pc, m.group(1)) for name, pc in self.run.program.labels.items()
+                        if (m := regex.match(name))), key=lambda x: x[0])
+        starts = np.array([pc for pc, _ in marks], dtype=np.int64)
+        separate = {CAUSES.index(c): name for c, name in (separate or {}).items()}
+        totals: dict = {}
+        prev, region = 0, default
+        for t, pc, stall, cause, _ in self._records:
+            i = int(np.searchsorted(starts, pc, side="right")) - 1
+            region = marks[i][1] if i >= 0 else default
+            gap = t - prev
+            if cause in separate:
+                totals[separate[cause]] = totals.get(separate[cause], 0) + stall
+                gap -= stall
+            totals[region] = totals.get(region, 0) + gap
+            prev = t
+        totals[region] = totals.get(region, 0) + self.run.cycles - prev
+        return totals
 
     def fifo_occupancy(self) -> tuple[np.ndarray, np.ndarray]:
         """(cycles, entries): SFU FIFO entries occupied at each cycle (push → pop frees it)."""

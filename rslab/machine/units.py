@@ -8,7 +8,7 @@ SFU pushes and pops are handled there too (they need the issue cycle).
 
 import numpy as np
 
-from rslab.kernels.layout import f32_to_bf16_bits
+from rslab.machine.bf16 import f32_to_bf16_bits
 from rslab.numerics.rng import hw_random_words
 
 MASK32 = 0xFFFFFFFF
@@ -75,6 +75,14 @@ def _f2u(fa, rd):
     return run
 
 
+_BINARY_F = {"vadd.f32": np.add, "vsub.f32": np.subtract, "vmul.f32": np.multiply,
+             "vmax.f32": np.maximum, "vmin.f32": np.minimum}
+_BINARY_U = {"vand": np.bitwise_and, "vor": np.bitwise_or, "vxor": np.bitwise_xor,
+             "vadd.u32": np.add, "vsub.u32": np.subtract, "vmullo.u32": np.multiply}
+_COMPARES = {"vcmpgt.f32": np.greater, "vcmpge.f32": np.greater_equal,
+             "vcmplt.f32": np.less, "vcmpeq.f32": np.equal}
+
+
 def compile_valu(name, vd, srcs, ctx):
     """Closure for a VALU op writing row ``vd`` (index) from ``srcs`` (tagged operands)."""
     R, F, S = ctx.R, ctx.F, ctx.S
@@ -84,20 +92,14 @@ def compile_valu(name, vd, srcs, ctx):
     fa = F[a[1]] if a and a[0] == "v" else None
     rb = R[srcs[1][1]] if len(srcs) > 1 and srcs[1][0] == "v" else None
     fb = F[srcs[1][1]] if rb is not None else None
-    binary_f = {"vadd.f32": np.add, "vsub.f32": np.subtract, "vmul.f32": np.multiply,
-                "vmax.f32": np.maximum, "vmin.f32": np.minimum}
-    binary_u = {"vand": np.bitwise_and, "vor": np.bitwise_or, "vxor": np.bitwise_xor,
-                "vadd.u32": np.add, "vsub.u32": np.subtract, "vmullo.u32": np.multiply}
-    compares = {"vcmpgt.f32": np.greater, "vcmpge.f32": np.greater_equal,
-                "vcmplt.f32": np.less, "vcmpeq.f32": np.equal}
-    if name in binary_f:
-        fn = binary_f[name]
+    if name in _BINARY_F:
+        fn = _BINARY_F[name]
         return lambda: fn(fa, fb, out=fd)
-    if name in binary_u:
-        fn = binary_u[name]
+    if name in _BINARY_U:
+        fn = _BINARY_U[name]
         return lambda: fn(ra, rb, out=rd)
-    if name in compares:
-        return _cmp(compares[name], fa, fb, rd)
+    if name in _COMPARES:
+        return _cmp(_COMPARES[name], fa, fb, rd)
     if name == "vsel":
         rm, rx, ry = ra, rb, R[srcs[2][1]]
 
@@ -147,7 +149,7 @@ def _f32_bits(x) -> int:
     return int(np.float32(x).view(np.uint32))
 
 
-def _tree_sum(x):
+def tree_sum(x):
     """float32 sum as a fixed pairwise tree: lane l + lane l + ceil(n/2), repeated."""
     x = x.copy()
     n = x.size
@@ -169,7 +171,7 @@ def compile_xlu(name, sd, va, ctx):
             S[sd] = _f32_bits(np.min(fa))
     elif name == "vred.add":
         def run():
-            S[sd] = _f32_bits(_tree_sum(fa))
+            S[sd] = _f32_bits(tree_sum(fa))
     elif name == "vred.argmax":
         def run():
             S[sd] = int(np.argmax(fa))

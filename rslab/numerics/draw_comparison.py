@@ -14,7 +14,7 @@ plain data:
 * :func:`quantisation`: what the 24-bit inverse CDF does to tokens below 2^-24;
 * :func:`invcdf_montecarlo`: the Monte Carlo engine's sampled tokens against
   the exact law (the argmax draws are sampled through the reference in
-  :mod:`rslab.draw_checks`).
+  :mod:`rslab.chapters.beyond`).
 """
 
 from __future__ import annotations

@@ -274,9 +274,6 @@ def _tables(cfg: FastLog2):
     return c0, c1, c2
 
 
-def _next32(x: np.float32, up: bool) -> np.float32:
-    return np.nextafter(np.float32(x), np.float32(np.inf if up else 0), dtype=np.float32)
-
 
 @functools.lru_cache(maxsize=64)
 def plateau_interval(cfg: FastLog2) -> tuple[float, float]:
@@ -296,24 +293,24 @@ def plateau_interval(cfg: FastLog2) -> tuple[float, float]:
     return float(zero.min()), float(zero.max())
 
 
+def _correctly_rounded(fn, x) -> np.ndarray:
+    """float32 ``fn(x)`` rounded correctly from a float64 evaluation (ambiguous cases again)."""
+    x = _as_f32(x)
+    with np.errstate(all="ignore"):
+        r = fn(x.astype(np.float64))
+        out = r.astype(np.float32)
+        _fix_ambiguous(out, r, x, fn)
+    return out
+
+
 def precise_log2(x) -> np.ndarray:
     """Correctly rounded float32 ``log2`` (the Exact path's log)."""
-    x = _as_f32(x)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        r = np.log2(x.astype(np.float64))
-        out = r.astype(np.float32)
-        _fix_ambiguous(out, r, x, np.log2)
-    return out
+    return _correctly_rounded(np.log2, x)
 
 
 def precise_exp2(x) -> np.ndarray:
     """Correctly rounded float32 ``exp2`` (the Exact path's exp2)."""
-    x = _as_f32(x)
-    with np.errstate(over="ignore", under="ignore"):
-        r = np.exp2(x.astype(np.float64))
-        out = r.astype(np.float32)
-        _fix_ambiguous(out, r, x, np.exp2)
-    return out
+    return _correctly_rounded(np.exp2, x)
 
 
 def _fix_ambiguous(out, r64, x, fn):
@@ -380,6 +377,8 @@ def _exp2_tables(cfg: FastExp2):
 
 DEFAULT_FASTLOG2 = FastLog2()
 DEFAULT_FASTEXP2 = FastExp2()
+LOG2E = np.float32(1.0 / np.log(2.0))
+"""The base-change constant float32(1/ln 2): exp(x) = exp2(x·LOG2E)."""
 
 
 def fast_exp2(x) -> np.ndarray:

@@ -391,6 +391,18 @@ def _progress_bar(total, progress, desc, unit):
                 leave=False)
 
 
+def map_tasks(fn, tasks, processes: int, bar) -> list:
+    """``[fn(t) for t in tasks]``, in this process or in ``processes`` forked workers, one step
+    of ``bar`` per task."""
+    if processes == 1:
+        out = []
+        for t in tasks:
+            out.append(fn(t))
+            bar.update(1)
+        return out
+    return _pool_map(fn, tasks, processes, bar)
+
+
 def _pool_map(fn, tasks, processes, bar, counter=None):
     """Map ``fn`` over ``tasks`` in forked workers, advancing ``bar`` (by ``counter`` if given)."""
     ctx = mp.get_context("fork")
@@ -472,13 +484,7 @@ def evaluate(pipelines: dict, counts: dict[int, np.ndarray], *, processes: int =
     _SHARED.update(counts=counts, seeds=seeds, extra=extra)
     bar = _progress_bar(len(items), progress, "candidates", "cand")
     try:
-        if processes == 1:
-            pairs = []
-            for item in items:
-                pairs.append(_evaluate_task(item))
-                bar.update(1)
-        else:
-            pairs = _pool_map(_evaluate_task, items, processes, bar)
+        pairs = map_tasks(_evaluate_task, items, processes, bar)
     finally:
         for key in ("counts", "seeds", "extra"):
             _SHARED.pop(key, None)

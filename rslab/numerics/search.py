@@ -1,6 +1,6 @@
 """The divisor search: which k in ``g = −(fl(t/k) + log2 k)`` gives the least biased noise.
 
-Two searches, as in DESIGN §1 item 6 and §3:
+Two searches (the Div14 chapter):
 
 * **Sampled** (the design note's method): screening runs every candidate on
   ``screen_seeds`` seeds × ``samples_per_seed`` draws; the best few
@@ -23,7 +23,6 @@ import csv
 import functools
 import json
 import math
-import multiprocessing as mp
 import time
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -243,13 +242,7 @@ def exact_search(divisors, *, log2: FastLog2 = DEFAULT_FASTLOG2, processes: int 
     _first_layer(log2)  # once, before the workers fork
     bar = mc._progress_bar(len(tasks), progress, "exact", "div")
     try:
-        if processes == 1:
-            rows = []
-            for t in tasks:
-                rows.append(_exact_task(t))
-                bar.update(1)
-        else:
-            rows = mc._pool_map(_exact_task, tasks, processes, bar)
+        rows = mc.map_tasks(_exact_task, tasks, processes, bar)
     finally:
         bar.close()
     front = pareto_front([r["lam"] for r in rows], [r["exact_ks"] for r in rows])
@@ -367,8 +360,3 @@ def run_search(config: SearchConfig, *, progress: bool = True, exact: bool = Tru
     seconds["exact"] = time.perf_counter() - t0
 
     return SearchResult(config, screening, finals, exact_rows, finalist_tails, seconds)
-
-
-def default_processes() -> int:
-    """Worker processes to use by default: the machine's cores (at most 2 here)."""
-    return max(1, min(2, mp.cpu_count()))

@@ -1,7 +1,7 @@
 """Figures of the chapter "Beyond the note": cycles, token errors, tails and the two sliders.
 
 Every function takes the data computed by :mod:`rslab.numerics.draw_comparison`
-and :mod:`rslab.kernels.draw_table` and returns a matplotlib figure.
+and :mod:`rslab.chapters.beyond` and returns a matplotlib figure.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.patches import FancyArrowPatch, Rectangle
 
-from rslab.machine.simulator import CAUSES
+from rslab.machine.stalls import CAUSES
 
 SLOT_COLORS = {"ld": "#4C72B0", "st": "#8172B2", "valu": "#55A868", "pop": "#64B5CD",
                "sfu": "#DD8452", "xlu": "#937860", "scalar": "#8C8C8C", None: "#CCCCCC"}
@@ -191,4 +191,57 @@ def draw_core(config, *, ax=None):
     ax.set_ylim(0, 4.9)
     ax.set_aspect("equal")
     ax.axis("off")
+    return fig
+
+
+def timeline_figure(trace, *, title: str, xmax: float, size=(7.5, 2.8)):
+    """A figure of its own for ``plot_timeline`` (first 32 ops), cycles 0 to ``xmax``."""
+    fig, ax = plt.subplots(figsize=size, layout="constrained")
+    plot_timeline(trace, ax=ax, title=title)
+    ax.set_xlim(-0.5, xmax)
+    return fig
+
+
+def plot_cycle_bars(bars: dict, *, ax=None, bound=None, ylabel="cycles", title=None):
+    """Stacked bars, one per name of ``bars`` (``{name: {cause or "issue": cycles}}``):
+    stall cycles by cause, then the issue cycles; ``bound`` draws the ResMII line."""
+    fig, ax = _axes(ax, (5, 3.2))
+    names = list(bars)
+    bottom = np.zeros(len(names))
+    for cause in list(CAUSE_COLORS) + ["issue"]:
+        vals = np.array([bars[n].get(cause, 0.0) for n in names])
+        if vals.any():
+            ax.bar(names, vals, bottom=bottom, label=cause,
+                   color=CAUSE_COLORS.get(cause, "#EEEEEE"), edgecolor="#999999")
+            bottom += vals
+    if bound is not None:
+        ax.axhline(bound, color="k", ls="--", lw=1, label="ResMII")
+    ax.set_ylabel(ylabel)
+    ax.legend(fontsize=7)
+    ax.tick_params(axis="x", labelsize=8)
+    if title:
+        ax.set_title(title, fontsize=9)
+    return fig
+
+
+def stalls_and_occupancy(bars: dict, trace, *, bound, xmax: float, ylabel: str, title: str):
+    """Cycle bars (``plot_cycle_bars``) beside the FIFO and live-register occupancy of
+    ``trace`` over cycles 0 to ``xmax``."""
+    fig, ax = plt.subplots(1, 2, figsize=(10, 3.2), layout="constrained")
+    plot_cycle_bars(bars, ax=ax[0], bound=bound, ylabel=ylabel)
+    plot_occupancy(trace, ax=ax[1], title=title)
+    ax[1].set_xlim(0, xmax)
+    return fig
+
+
+def timeline_and_stalls(trace, bars: dict, *, start: int, span: int, title: str):
+    """The timeline of the ops issued in cycles [start, start + span) beside one stacked bar
+    of ``bars`` (``{cause or "issue": cycles}``, per packed vector)."""
+    ops = [i for i, op in enumerate(trace.ops) if start <= op.issue < start + span]
+    if not ops:
+        raise ValueError(f"no op issues in cycles [{start}, {start + span})")
+    fig, ax = plt.subplots(1, 2, figsize=(10, 0.2 * len(ops) + 1.6), layout="constrained",
+                           gridspec_kw={"width_ratios": [4, 1]})
+    plot_timeline(trace, first=ops[0], count=len(ops), ax=ax[0], title=title)
+    plot_cycle_bars({"per packed\nvector": bars}, ax=ax[1], ylabel="cycles per packed vector")
     return fig

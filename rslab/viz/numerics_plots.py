@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-import functools
-
 import matplotlib.pyplot as plt
 import numpy as np
 
 from rslab.numerics.calibration import NOTE_SAMPLES
-from rslab.numerics.fastlog import DEFAULT_FASTLOG2, FastLog2
-from rslab.numerics.gumbel import get_noise
-from rslab.numerics.rng import all_uniforms
+from rslab.numerics.fastlog import FastLog2
 from rslab.viz.tables import markdown_table  # noqa: F401  (the pages call npl.markdown_table)
 
 
@@ -81,20 +77,23 @@ def plot_plateau_mass(ks, ideal, lattice, n: int = NOTE_SAMPLES):
     return fig
 
 
-def plateau_hits(log2: FastLog2, k: float, stride: int = 1) -> tuple[float, float, float]:
-    """For divisor ``k`` (1 = scaled, no divisor): exact fractions of lattice draws with
-    ``fl(t/k) = 0`` and with ``g = 0``, and the ideal-law plateau probability."""
-    name = "scaled" if k == 1 else f"div({k})"
-    tr = get_noise(name, log2=log2).trace(all_uniforms()[::stride])
-    a, b = log2.plateau()
-    ideal = 2.0 ** (-k * a) - 2.0 ** (-k * b) if not np.isnan(a) else 0.0
-    return float(np.mean(tr["l2"] == 0)), float(np.mean(tr["g"] == 0)), ideal
+def plot_divisor_profile(d: dict):
+    """The ``divisor_error_profile`` of one divisor, counts in the title."""
+    fig, ax = plt.subplots(figsize=(8, 3.2))
+    ax.loglog(d["t"], np.where(d["worst"] > 0, d["worst"], np.nan), lw=1)
+    ax.axvspan(*d["plateau"], color="r", alpha=0.2, label="plateau of fl(t/k)")
+    ax.set(xlabel="t (second-layer input)", ylabel="max |g − g_precise| per t bin",
+           ylim=(1e-7, 1), title=f"k = {d['k']:g}: g = 0 {d['zeros']:,.1f}, plateau hits "
+           f"{d['hits']:,.1f} per 2^20 draws")
+    ax.legend(fontsize=8, loc="upper right")
+    ax.grid(alpha=0.3, which="both")
+    fig.tight_layout()
+    return fig
 
 
-def draw_plateau_frame(scale: float, base: FastLog2 = DEFAULT_FASTLOG2, stride: int = 4):
-    """Slider frame: the log with ``zero_threshold`` scaled by ``scale``; its curve near 1 and
-    the scaled pipeline's zero count (exact over the lattice, per 2^20 draws)."""
-    cfg = base.replace(zero_threshold=base.zero_threshold * scale)
+def plot_plateau_frame(cfg: FastLog2, taus, zeros, here: float):
+    """A plateau-width frame: the log ``cfg`` near 1 against log2, and the exact zero count of
+    the scaled pipeline at each threshold of ``taus`` with ``cfg``'s own marked."""
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9, 3.2))
     xs = np.linspace(0.94, 1.06, 3001).astype(np.float32)
     ax1.plot(xs, cfg(xs), lw=1, label="fl(x)")
@@ -102,47 +101,10 @@ def draw_plateau_frame(scale: float, base: FastLog2 = DEFAULT_FASTLOG2, stride: 
     ax1.set(xlabel="x", ylim=(-0.09, 0.09), title=f"threshold τ = {cfg.zero_threshold:.4f}")
     ax1.legend(fontsize=8, loc="upper left")
     ax1.grid(alpha=0.3)
-    taus = base.zero_threshold * np.array([0.25, 0.5, 1, 1.5, 2, 3])
-    ax2.plot(taus, [_zeros_per_2_20(base.replace(zero_threshold=t), stride) for t in taus], "o-",
-             color="0.6")
-    here = _zeros_per_2_20(cfg, stride)
+    ax2.plot(taus, zeros, "o-", color="0.6")
     ax2.plot([cfg.zero_threshold], [here], "ro")
     ax2.set(xlabel="τ", ylabel="zeros per 2^20 (scaled)",
             title=f"exact zeros: {here:,.0f} per 2^20 draws")
     ax2.grid(alpha=0.3)
-    fig.tight_layout()
-    return fig
-
-
-@functools.lru_cache(maxsize=32)
-def _zeros_per_2_20(cfg, stride):
-    u = all_uniforms()[::stride]
-    return NOTE_SAMPLES * float(np.mean(get_noise("scaled", log2=cfg)(u) == 0))
-
-
-def draw_divisor_frame(k: float, log2: FastLog2 = DEFAULT_FASTLOG2, stride: int = 4):
-    """Slider frame for divisor ``k``: the same-input error ``|g − g_precise|`` against ``t``,
-    with the exact zero count and plateau hits per 2^20 draws in the title."""
-    name = "scaled" if k == 1 else f"div({k})"
-    u = all_uniforms()[::stride]
-    tr = get_noise(name, log2=log2).trace(u)
-    ref = get_noise("precise")(u).astype(np.float64)
-    err = np.abs(tr["g"].astype(np.float64) - ref)
-    t = tr["t"].astype(np.float64)
-    edges = np.geomspace(1e-3, 25, 200)
-    idx = np.clip(np.searchsorted(edges, t) - 1, 0, edges.size - 2)
-    worst = np.zeros(edges.size - 1)
-    np.maximum.at(worst, idx, err)
-    fig, ax = plt.subplots(figsize=(8, 3.2))
-    ax.loglog(np.sqrt(edges[1:] * edges[:-1]), np.where(worst > 0, worst, np.nan), lw=1)
-    a, b = log2.plateau()
-    ax.axvspan(k * a, k * b, color="r", alpha=0.2, label="plateau of fl(t/k)")
-    zeros = NOTE_SAMPLES * float(np.mean(tr["g"] == 0))
-    hits = NOTE_SAMPLES * float(np.mean(tr["l2"] == 0))
-    ax.set(xlabel="t (second-layer input)", ylabel="max |g − g_precise| per t bin",
-           ylim=(1e-7, 1), title=f"k = {k:g}: g = 0 {zeros:,.1f}, plateau hits {hits:,.1f} "
-           "per 2^20 draws")
-    ax.legend(fontsize=8, loc="upper right")
-    ax.grid(alpha=0.3, which="both")
     fig.tight_layout()
     return fig

@@ -159,7 +159,7 @@ def stage_names(schedule) -> list:
 def plot_steady_gantts(loops: dict, *, pass_index: int = 1, cycles: int | None = None):
     """Per-slot Gantt charts of traced loops over the same number of cycles.
 
-    ``loops`` maps a title to a ``rslab.kernels.pipeline_trace.TracedLoop``; each
+    ``loops`` maps a title to a ``rslab.kernels.studies.pipeline_trace.TracedLoop``; each
     window starts at kernel pass ``pass_index`` and lasts ``cycles`` (default: the
     longest pass). Dotted lines mark the starts of kernel passes.
     """

@@ -183,3 +183,13 @@ def draw_knob_frame(log2: FastLog2, divisors: tuple, label: str, samples: float 
     ax.legend(fontsize=9)
     fig.tight_layout()
     return fig
+
+
+def ranking_table(rows) -> str:
+    """The screening or finals ranking as a Markdown table, each divisor against Div8."""
+    head = "| divisor | mean KS | KS vs Div8 | χ² (pooled) | χ² vs Div8 | p | E[χ²] exact |\n"
+    head += "|---|---|---|---|---|---|---|\n"
+    return head + "".join(
+        f"| {r['name']} | {r['mean_ks']:.3e} | {r['ks_change_pct']:+.2f} % | {r['chi2']:.1f} | "
+        f"{r['chi2_change_pct']:+.2f} % | {r['chi2_p']:.1e} | {r['expected_chi2']:.1f} |\n"
+        for r in rows)

@@ -121,6 +121,7 @@ class PageLog:
 @pytest.fixture
 def open_page(server, browser):
     context = browser.new_context(viewport={"width": 1280, "height": 900})
+    context.set_default_timeout(90_000)  # a loaded 2-core machine renders the big pages slowly
 
     def open_(rel: str):
         page = context.new_page()
@@ -236,7 +237,7 @@ def test_page_in_browser(rel, open_page):
     assert not missing, f"{rel}: images that did not load: {missing}"
     assert not (bad := unrendered_roles(page)), f"{rel}: role markup shown as text: {bad}"
     assert has_slider or not CHAPTER.search(rel), \
-        f"{rel}: every chapter needs at least one slider figure (rslab.viz.widgets.slider_figure)"
+        f"{rel}: every chapter needs at least one slider figure (rslab.viz.widgets.live_figure)"
 
 
 def test_book_works_from_a_file_url(browser):

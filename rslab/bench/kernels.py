@@ -1,0 +1,40 @@
+"""Benchmark ``kernels``: the note's table — baseline versus optimised full sampler.
+
+``python -m rslab bench --only kernels [--vocab V] [--path fast|exact] [--json]``
+simulates the four full-kernel runs (two test points × baseline / optimised)
+and returns ``{"scenarios": [...], "loops": {...}}`` with stable keys.
+"""
+
+from __future__ import annotations
+
+from rslab.bench.registry import benchmark
+from rslab.kernels.sampler.scenarios import NOTE, run_scenarios
+from rslab.viz import tables
+from rslab.viz.results_plots import results_table
+
+
+def kernels_text(out: dict) -> str:
+    """The note's table, the cycles per phase and the loop figures, for a terminal."""
+    floats = [{"test point": r["name"], "float outputs differing":
+               f"{r['float_outputs_differing']} of {r['float_outputs_compared']}",
+               "largest difference": f"{r['largest_float_difference']:.3g}"}
+              for r in out["scenarios"]]
+    phases = []
+    for r in out["scenarios"]:
+        for which, key in (("baseline", "baseline_phases"), ("optimised", "optimized_phases")):
+            phases.append({"program": f"{r['name']} {which}",
+                           **{k: f"{v:,}" for k, v in r[key].items()}})
+    loops = [{"loop": name, **fig} for name, fig in out["loops"].items()]
+    return "\n\n".join([
+        results_table(out["scenarios"], NOTE), tables.markdown_table(floats),
+        "Cycles per phase:\n" + tables.markdown_table(phases),
+        "Loops (optimised):\n" + tables.markdown_table(loops),
+        f"The four runs simulated in {out['kernel_seconds']} s."])
+
+
+@benchmark("kernels", text=kernels_text)
+def kernels_benchmark(args) -> dict:
+    """The note's table at ``--vocab`` on ``--path``; wall time of the four runs."""
+    out = run_scenarios(int(args.vocab), args.path, progress=not args.json)
+    out.pop("runs")
+    return out

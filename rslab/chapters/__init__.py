@@ -1,0 +1,10 @@
+"""The chapters' computations: one module per chapter, a function per figure or table.
+
+Each function returns data (``rslab.viz`` draws it) or, for a live figure, the
+``draw`` a page passes to ``rslab.viz.widgets.live_figure``. Pages keep the story, short
+visible calls and the glue; ``glue`` (``rslab.chapters.glue``) is the glue they import.
+"""
+
+from rslab.chapters.glue import glue
+
+__all__ = ["glue"]

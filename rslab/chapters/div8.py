@@ -1,0 +1,101 @@
+"""Chapter 5, *Div8*: exact counts over the lattice, and the plateau width and divisor live.
+
+Every count here is exact over the 2^24-point lattice of uniforms (every ``stride``-th
+point, still exact for that sub-lattice), expressed per 2^20 draws as in the note.
+"""
+
+import functools
+
+import numpy as np
+
+from rslab.numerics.calibration import NOTE_SAMPLES
+from rslab.numerics.fastlog import DEFAULT_FASTLOG2, FastLog2
+from rslab.numerics.gumbel import get_noise
+from rslab.numerics.rng import all_uniforms
+from rslab.viz import numerics_plots as npl
+from rslab.viz.controls import float_control
+
+STRIDE = 4
+"""Every 4th of the 2^24 lattice uniforms: exact counts at a quarter of the cost."""
+TAU_SCALES = (0.25, 0.5, 1.0, 1.5, 2.0, 3.0)
+"""The thresholds (× the calibrated τ) of the plateau figure's reference curve."""
+
+
+@functools.lru_cache(maxsize=64)
+def zeros_per_2_20(cfg: FastLog2, stride: int = STRIDE) -> float:
+    """Exact count of ``g = 0`` per 2^20 draws of the scaled pipeline under log ``cfg``."""
+    u = all_uniforms()[::stride]
+    return NOTE_SAMPLES * float(np.mean(get_noise("scaled", log2=cfg)(u) == 0))
+
+
+def plateau_hits(log2: FastLog2, k: float, stride: int = 1) -> tuple[float, float, float]:
+    """For divisor ``k`` (1 = scaled, no divisor): exact fractions of lattice draws with
+    ``fl(t/k) = 0`` and with ``g = 0``, and the ideal-law plateau probability."""
+    name = "scaled" if k == 1 else f"div({k})"
+    tr = get_noise(name, log2=log2).trace(all_uniforms()[::stride])
+    a, b = log2.plateau()
+    ideal = 2.0 ** (-k * a) - 2.0 ** (-k * b) if not np.isnan(a) else 0.0
+    return float(np.mean(tr["l2"] == 0)), float(np.mean(tr["g"] == 0)), ideal
+
+
+def divisor_error_profile(k: float, log2: FastLog2 = DEFAULT_FASTLOG2,
+                          stride: int = STRIDE) -> dict:
+    """For divisor ``k`` (1 = scaled): the worst same-input error ``|g − g_precise|`` per bin
+    of the second-layer input ``t``, the plateau of ``fl(t/k)``, and the exact counts of
+    ``g = 0`` and of plateau hits per 2^20 draws."""
+    name = "scaled" if k == 1 else f"div({k})"
+    u = all_uniforms()[::stride]
+    tr = get_noise(name, log2=log2).trace(u)
+    err = np.abs(tr["g"].astype(np.float64) - _precise(stride))
+    t = tr["t"].astype(np.float64)
+    edges = np.geomspace(1e-3, 25, 200)
+    idx = np.clip(np.searchsorted(edges, t) - 1, 0, edges.size - 2)
+    worst = np.zeros(edges.size - 1)
+    np.maximum.at(worst, idx, err)
+    a, b = log2.plateau()
+    return {"k": k, "t": np.sqrt(edges[1:] * edges[:-1]), "worst": worst,
+            "plateau": (k * a, k * b), "zeros": NOTE_SAMPLES * float(np.mean(tr["g"] == 0)),
+            "hits": NOTE_SAMPLES * float(np.mean(tr["l2"] == 0))}
+
+
+@functools.lru_cache(maxsize=4)
+def _precise(stride: int) -> np.ndarray:
+    """The precise noise on the sub-lattice (float64), computed once."""
+    return get_noise("precise")(all_uniforms()[::stride]).astype(np.float64)
+
+
+def divisor_caption(k: float, profile: dict) -> str:
+    """The live divisor figure's caption: its exact counts."""
+    return (f"k = {k:g}: g = 0 {profile['zeros']:,.1f}, plateau hits {profile['hits']:,.1f} "
+            "per 2^20 draws")
+
+
+def plateau_figure(scale: float):
+    """Live frame: the log with its zero threshold τ scaled by ``scale``; the exact count of
+    zeros of the scaled pipeline as caption."""
+    base = DEFAULT_FASTLOG2
+    cfg = base.replace(zero_threshold=base.zero_threshold * scale)
+    taus = [base.zero_threshold * s for s in TAU_SCALES]
+    curve = [zeros_per_2_20(base.replace(zero_threshold=t)) for t in taus]
+    here = zeros_per_2_20(cfg)
+    return (npl.plot_plateau_frame(cfg, taus, curve, here),
+            f"τ = {cfg.zero_threshold:.5f}: {here:,.1f} zeros per 2^20 draws (scaled)")
+
+
+def divisor_figure(k: float):
+    """Live frame: the same-input error of divisor ``k`` against the precise pipeline; the
+    exact zero and plateau-hit counts as caption."""
+    d = divisor_error_profile(k)
+    return npl.plot_divisor_profile(d), divisor_caption(k, d)
+
+
+def plateau_control():
+    """τ as a multiple of the calibrated threshold: 0.1 to 4 live."""
+    return float_control("scale", 0.1, 4.0, step=0.05, frames=TAU_SCALES, value=1.0,
+                         label="τ × calibrated")
+
+
+def divisor_control():
+    """The divisor k: 1 to 32 in steps of 0.5 live; powers of two precomputed."""
+    return float_control("k", 1.0, 32.0, step=0.5, frames=(1, 2, 4, 8, 16, 32), value=8,
+                         label="divisor k")

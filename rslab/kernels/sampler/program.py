@@ -1,0 +1,508 @@
+"""The full Sequential-mode rejection sampler as one machine program per test point.
+
+Per request r, positions s = 0..S−1 in order (the semantics of :mod:`rslab.reference`):
+
+1. **max**: the row max m of the target logits row (r, s) (packed BF16 in VMEM);
+2. **sum-exp**: s = Σ exp2((l − m)·LOG2E), then 1/s on the SFU;
+3. **accept**: p(x) of the draft token x (its logit is read with scalar loads),
+   the uniform u (Fast: ``vrand``; Exact: Philox4x32-10 on the VALU), q(x)
+   (a 4-byte DMA gather from HBM), ``accept = q(x) > 0 and u·q(x) < p(x)``; a
+   branch leaves the request at the first rejection;
+4. at a rejection, **residual**: Gumbel-argmax of log2 max(p − q, 0) + g over
+   the row; after S acceptances, **bonus**: Gumbel-argmax of l·LOG2E + g over
+   row S. Tokens (then −1) and ``num_accepted`` are stored to VMEM.
+
+When every residual weight of a row is 0 (possible only through float32
+rounding: p ≤ q everywhere), the reference samples from p with the same noise
+row. The kernel sees this as a winning score of −∞ (the noise is finite, so a
+positive weight always scores above −∞), zeroes the q buffer and runs the
+residual row again, which then scores log2 p + g.
+
+The random numbers are the reference's (:mod:`rslab.randomness`): Fast path
+``vrand`` with the host's per-row key and counter = token index, noise Div8 with
+the SFU's fast log2; Exact path Philox with counter (c0, s, r, purpose) and the
+word layout of the reference, noise ``−log2(−log2 u)`` with the precise log.
+
+What changes between the optimised kernel and the baselines is a
+:class:`KernelPlan`: how each loop body becomes code (``rslab.kernels.loops.emit``),
+whether the glue code is bundled, and whether DMAs are issued ahead
+(double-buffered row buffers, a speculative first chunk of the q row). The
+program marks its phases with labels ``ph<n>_<phase>:`` so cycles can be
+attributed per phase from the trace (:mod:`rslab.kernels.sampler.run`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from rslab.kernels.loops.emit import emit_loop, remainder_drop
+from rslab.kernels.loops.loop import Loop
+from rslab.kernels.ops.noise import divisor_noise_constants
+from rslab.kernels.ops.philox import philox_ops
+from rslab.kernels.ops.uniform import uniform_ops
+from rslab.kernels.sampler.bodies import final_body, rowmax_body, sumexp_loop_body
+from rslab.kernels.sampler.layout import PACKED_BYTES, Q_BYTES_PER_PACKED, SamplerLayout
+from rslab.kernels.sampler.plans import OPTIMISED, KernelPlan
+from rslab.kernels.sampler.registers import (
+    CARRIED,
+    GLUE,
+    LOOP_POOL,
+    POOL,
+    REGS,
+    S_ACC,
+    S_FB,
+    S_KEY,
+    S_KS,
+    S_LB,
+    S_M,
+    S_QB,
+    S_SUM,
+    S_T,
+    S_X,
+    V_2M25,
+    V_C1,
+    V_C2,
+    V_C3,
+    V_C128,
+    V_C256,
+    V_C384,
+    V_EIGHTH,
+    V_LOG2C,
+    V_LOG2E,
+    V_M,
+    V_ONE_U,
+    V_PM0,
+    V_PM1,
+    V_RINV,
+    V_SCALE,
+    V_STEP,
+    V_THREE,
+    V_ZERO,
+)
+from rslab.machine.asm import f32_bits
+from rslab.numerics.fastlog import DEFAULT_FASTLOG2, LOG2E
+from rslab.numerics.rng import PHILOX_M0, PHILOX_M1, PHILOX_W0, PHILOX_W1
+from rslab.randomness import ACCEPT, BONUS, RESIDUAL
+from rslab.schedule import Op, SlotModel
+
+PHASES = ("setup", "max", "sumexp", "accept", "residual", "bonus")
+
+# ----------------------------------------------------------------- program text
+
+
+class ProgramText:
+    """Assembly lines with phase labels; ``bundle(*ops)`` adds one bundle (or one per op)."""
+
+    def __init__(self, bundle_glue: bool):
+        self.lines: list[str] = []
+        self.bundle_glue = bundle_glue
+        self._phases = 0
+
+    def phase(self, name: str):
+        if name not in PHASES:
+            raise ValueError(f"phase must be one of {PHASES}, got {name!r}")
+        self.lines.append(f"ph{self._phases}_{name}:")
+        self._phases += 1
+
+    def label(self, name: str):
+        self.lines.append(f"{name}:")
+
+    def bundle(self, *ops: str):
+        ops = [o for o in ops if o]
+        if not ops:
+            return
+        if self.bundle_glue:
+            self.lines.append(" ; ".join(ops))
+        else:
+            self.lines += list(ops)
+
+    def steps(self, *steps):
+        for step in steps:
+            if isinstance(step, str):
+                self.bundle(step)
+            else:
+                self.bundle(*step)
+
+    def loop(self, code: Loop, label: str | None = None):
+        text = code.text.rstrip("\n").split("\n")
+        if label is not None:
+            at = next((i for i, line in enumerate(text) if line.startswith("loop ")), None)
+            if at is not None:
+                text.insert(at, f"{label}:")
+        self.lines += text
+
+    @property
+    def text(self) -> str:
+        return "\n".join(self.lines) + "\n"
+
+
+@dataclass
+class BuiltKernel:
+    """A sampler program: ``text``, its ``layout``, ``path``, ``plan`` and loop figures."""
+
+    text: str
+    layout: SamplerLayout
+    path: str
+    plan: KernelPlan
+    loops: dict  # loop label -> Loop (first instance of each kind)
+
+
+class _Builder:
+    def __init__(self, layout: SamplerLayout, path: str, plan: KernelPlan, model: SlotModel):
+        if path not in ("fast", "exact"):
+            raise ValueError(f"path must be 'fast' or 'exact', got {path!r}")
+        if not isinstance(plan, KernelPlan):
+            raise ValueError(f"plan must be a KernelPlan, got {type(plan).__name__}")
+        self.L, self.path, self.plan, self.model = layout, path, plan, model
+        self.p = ProgramText(plan.bundle_glue)
+        self.loops: dict = {}
+        self.final_u = 2 if path == "exact" else plan.final_u
+        if path == "fast" and self.final_u != 1:
+            raise ValueError("plan.final_u: the Fast path's final rows take one packed vector "
+                             "per iteration (its constant registers hold the noise constants)")
+        self.chunks = self._chunks()
+
+    # ------------------------------------------------------- helpers
+    def dma(self, dst: int, src: int, nbytes: int, tag: int, wait: bool = False):
+        a, b, c = S_T[7], S_T[8], S_T[9]
+        self.p.steps(f"sli {a}, {dst}", f"sli {b}, {src}", f"sli {c}, {nbytes}",
+                     f"dma {a}, {b}, {c}, {tag}")
+        if wait:
+            self.p.bundle(f"dmawait {tag}")
+
+    def emit(self, body, n_packed: int, u: int, style: str, carried: dict,
+             label: str) -> Loop:
+        iterations = -(-n_packed // u)
+        left = n_packed - (iterations - 1) * u
+        code = emit_loop(body, iterations, style, carried=carried, pool=LOOP_POOL[self.path],
+                         model=self.model, last_drop=remainder_drop(body, left, u),
+                         per_iteration=u, shorten=True)
+        first = label not in self.loops
+        if first:
+            self.loops[label] = code
+        self.p.loop(code, label if first else None)
+        return code
+
+    def _chunks(self) -> list:
+        """The q row's chunks (packed vectors), multiples of the final rows' u except the last."""
+        n, u = self.L.n_packed, self.final_u
+        if not self.plan.prefetch:
+            return [(0, n)]
+        first = min(n, max(u, (n // 10) // u * u))
+        second = min(n - first, 2 * first)
+        bounds = [0, first, first + second, n]
+        return [(a, b) for a, b in zip(bounds, bounds[1:], strict=False) if b > a]
+
+    def row_tag(self, r, s):
+        return 1 + self.L.buffer(r, s)
+
+    def fetch_row(self, r, s, wait=False):
+        L = self.L
+        self.dma(L.vm_buffers[L.buffer(r, s)], L.hbm_row(r, s), L.row_bytes,
+                 self.row_tag(r, s), wait)
+
+    def fetch_q_chunk(self, r, s, c):
+        a, b = self.chunks[c]
+        L = self.L
+        self.dma(L.vm_q + a * Q_BYTES_PER_PACKED, L.hbm_q_row(r, s) + a * Q_BYTES_PER_PACKED,
+                 (b - a) * Q_BYTES_PER_PACKED, 5 + min(c, 2), wait=not self.plan.prefetch)
+
+    # ------------------------------------------------------- program
+    def build(self) -> BuiltKernel:
+        L, p = self.L, self.p
+        p.phase("setup")
+        p.bundle("sli s0, 0")
+        self.dma(L.vm_tables, L.hbm_ids, L.table_bytes, 0, wait=True)
+        self.constants()
+        if self.plan.prefetch:
+            self.fetch_row(0, 0)
+        for r in range(L.R):
+            for s in range(L.S):
+                self.position(r, s)
+            self.bonus(r)
+            for s in range(L.S):
+                self.residual(r, s)
+            p.label(f"next_{r}")
+        p.phase("setup")
+        p.lines.append("halt")
+        return BuiltKernel(p.text, L, self.path, self.plan, self.loops)
+
+    def constants(self):
+        p = self.p
+        p.steps((f"vli {V_LOG2E}, {f32_bits(LOG2E)}", f"vli {V_ZERO}, 0"),
+                (f"vli {V_ONE_U}, 1", f"vli {V_2M25}, {f32_bits(2.0**-25)}"))
+        if self.path == "fast":
+            k = divisor_noise_constants(DEFAULT_FASTLOG2, 8.0)
+            p.steps((f"vli {V_SCALE}, {f32_bits(k['scale'])}",
+                     f"vli {V_LOG2C}, {f32_bits(k['log2c'])}"),
+                    (f"vli {V_EIGHTH}, {f32_bits(k['inv_k'])}",
+                     f"vli {V_THREE}, {f32_bits(k['log2k'])}"))
+            return
+        p.steps((f"vli {V_PM0}, {int(PHILOX_M0)}", f"vli {V_PM1}, {int(PHILOX_M1)}"),
+                f"vli {V_C128}, 128", f"sli {S_KS}, {self.L.vm_keysched}")
+        # the key schedule k0 + r·W0, k1 + r·W1 as broadcast vectors in VMEM
+        k0, k1 = S_T[1], S_T[2]
+        p.steps(f"sld {k0}, [s0 + {self.L.vm_seed}]", f"sld {k1}, [s0 + {self.L.vm_seed + 4}]")
+        for r in range(10):
+            p.steps((f"vbcast {GLUE[0]}, {k0}", f"vbcast {GLUE[1]}, {k1}"),
+                    f"vst {GLUE[0]}, [{S_KS} + {r * PACKED_BYTES}]",
+                    f"vst {GLUE[1]}, [{S_KS} + {(10 + r) * PACKED_BYTES}]",
+                    f"sadd {k0}, {k0}, {int(PHILOX_W0)}", f"sadd {k1}, {k1}, {int(PHILOX_W1)}")
+
+    # ------------------------------------------------------- one acceptance check
+    def position(self, r, s):
+        """One acceptance check of request r at position s; branches to ``rej_r_s`` on reject."""
+        buf = self.L.vm_buffers[self.L.buffer(r, s)]
+        self.fetch_position(r, s)
+        self.row_max(buf)
+        self.sum_exp(buf)
+        self.p.phase("accept")
+        self.probability_of_draft(buf)
+        self.accept_test(r, s)
+
+    def fetch_position(self, r, s):
+        """Wait for the row; gather q(x) (4 bytes) and start the q row's first chunk early."""
+        L, p = self.L, self.p
+        p.phase("accept")
+        if self.plan.prefetch:
+            p.bundle(f"dmawait {self.row_tag(r, s)}")
+        else:
+            self.fetch_row(r, s, wait=True)
+        p.steps(f"sld {S_X}, [s0 + {L.vm_id(r, s)}]", f"sshl {S_T[0]}, {S_X}, 2",
+                f"sadd {S_T[0]}, {S_T[0]}, {L.hbm_q_row(r, s)}", f"sli {S_T[1]}, {L.vm_qx}",
+                f"sli {S_T[2]}, 4", f"dma {S_T[1]}, {S_T[0]}, {S_T[2]}, 4")
+        if self.plan.prefetch:
+            self.fetch_q_chunk(r, s, 0)
+            self.fetch_row(r, s + 1)
+
+    def row_max(self, buf):
+        """The row max into ``S_M`` and broadcast to ``V_M`` (landing float32 if planned)."""
+        L, p, plan = self.L, self.p, self.plan
+        p.phase("max")
+        u, land = plan.rowmax_u, plan.land_fp32
+        accs = CARRIED[:u]
+        p.steps(f"sli {S_LB}, {buf}", f"sli {S_FB}, {L.vm_fp32}" if land else "",
+                *[f"vli {a}, -inf" for a in accs])
+        self.emit(rowmax_body(u, land), L.n_packed, u, plan.rowmax_style,
+                  {f"acc{b}": accs[b] for b in range(u)}, "loop_rowmax")
+        for a in accs[1:]:
+            p.bundle(f"vmax.f32 {accs[0]}, {accs[0]}, {a}")
+        p.steps(f"vred.max {S_M}, {accs[0]}", f"vbcast {V_M}, {S_M}")
+
+    def sum_exp(self, buf):
+        """The sum of exponentials into ``S_SUM``, and its reciprocal pushed to the SFU."""
+        L, p, plan = self.L, self.p, self.plan
+        p.phase("sumexp")
+        w, su, land = plan.sumexp_workers, plan.sumexp_u, plan.land_fp32
+        accs = CARRIED[:w]
+        p.steps(f"sli {S_LB}, {buf}", f"sli {S_FB}, {L.vm_fp32}" if land else "",
+                *[f"vli {a}, 0" for a in accs])
+        self.emit(sumexp_loop_body(self.path, w, su, land), L.n_packed, su, plan.sumexp_style,
+                  {f"acc{i}": accs[i] for i in range(w)}, "loop_sumexp")
+        level = list(accs)
+        while len(level) > 1:
+            ops = [f"vadd.f32 {level[i]}, {level[i]}, {level[i + 1]}"
+                   for i in range(0, len(level) - 1, 2)]
+            nxt = [level[i] for i in range(0, len(level) - 1, 2)]
+            if len(level) % 2:
+                nxt.append(level[-1])
+            p.bundle(*ops)
+            level = nxt
+        p.steps(f"vred.add {S_SUM}, {level[0]}", f"vbcast {GLUE[0]}, {S_SUM}",
+                f"vrcp {GLUE[0]}")
+
+    def probability_of_draft(self, buf):
+        """p(x) in ``GLUE[3]``: the logit of x from the packed row with scalar loads, then
+        exp2((l − m)·LOG2E)·(1/s)."""
+        p = self.p
+        a, b, h, c = S_T[0], S_T[1], S_T[2], S_T[3]
+        p.steps(f"sshr {a}, {S_X}, 8", f"sshl {a}, {a}, 9", f"sand {b}, {S_X}, 127",
+                f"sshl {b}, {b}, 2", f"sadd {a}, {a}, {b}", f"sld {a}, [{a} + {buf}]",
+                f"sshr {h}, {S_X}, 7", f"sand {h}, {h}, 1", f"sshl {h}, {h}, 4",
+                f"sli {c}, 16", f"ssub {h}, {c}, {h}", f"sshl {a}, {a}, {h}",
+                f"sand {a}, {a}, 0xffff0000")
+        vl, ve, vp = GLUE[1], GLUE[2], GLUE[3]
+        e2 = "vexp2" if self.path == "fast" else "vexp2.p"
+        p.steps(f"vpop {V_RINV}", f"vbcast {vl}, {a}", f"vsub.f32 {vl}, {vl}, {V_M}",
+                f"vmul.f32 {vl}, {vl}, {V_LOG2E}", f"{e2} {vl}", f"vpop {ve}",
+                f"vmul.f32 {vp}, {ve}, {V_RINV}")
+
+    def accept_test(self, r, s):
+        """``accept = q(x) > 0 and u·q(x) < p(x)``; the diagnostics; the token or the branch."""
+        L, p, S = self.L, self.p, self.L.S
+        vp, vu, vq, vt = GLUE[3], GLUE[4], GLUE[5], GLUE[6]
+        self.acceptance_uniform(r, s, vu)
+        p.steps("dmawait 4", f"sld {S_T[4]}, [s0 + {L.vm_qx}]", f"vbcast {vq}, {S_T[4]}",
+                f"vmul.f32 {vt}, {vu}, {vq}",
+                (f"vcmplt.f32 {vt}, {vt}, {vp}", f"vcmpgt.f32 {GLUE[7]}, {vq}, {V_ZERO}"),
+                f"vand {vt}, {vt}, {GLUE[7]}", f"vli {GLUE[8]}, 1.0",
+                f"vsel {vt}, {vt}, {GLUE[8]}, {V_ZERO}", f"vred.max {S_ACC}, {vt}",
+                f"vred.max {S_T[5]}, {vp}", f"vred.max {S_T[6]}, {vu}")
+        i = r * S + s
+        p.steps(f"sst {S_M}, [s0 + {L.vm_diag('m') + 4 * i}]",
+                f"sst {S_SUM}, [s0 + {L.vm_diag('sum') + 4 * i}]",
+                f"sst {S_T[5]}, [s0 + {L.vm_diag('px') + 4 * i}]",
+                f"sst {S_T[6]}, [s0 + {L.vm_diag('u') + 4 * i}]",
+                f"bz {S_ACC}, rej_{r}_{s}",
+                f"sst {S_X}, [s0 + {L.vm_tokens + 4 * (r * (S + 1) + s)}]")
+
+    def acceptance_uniform(self, r, s, dst):
+        p = self.p
+        if self.path == "fast":
+            p.steps(f"sld {S_KEY}, [s0 + {self.L.vm_key(r, s, ACCEPT)}]",
+                    f"vrand {GLUE[9]}, {V_ZERO}, {S_KEY}")
+            word = GLUE[9]
+        else:
+            p.steps((f"vli {V_C1}, {s}", f"vli {V_C2}, {r}"), f"vli {V_C3}, {ACCEPT}")
+            ops, out = philox_ops((V_ZERO, V_C1, V_C2, V_C3), REGS)
+            code = emit_loop(ops + [Op("vmov", "pw", (out[0],))], 1,
+                             "local" if self.plan.bundle_glue else "naive",
+                             carried={}, pool=POOL[:20] + GLUE[9:], model=self.model)
+            p.loop(code)
+            word = _reg_of(code.text, "vmov")
+        uops, uname = uniform_ops(0, word, REGS)
+        code = emit_loop(uops + [Op("vmov", "uout", (uname,))], 1,
+                         "local" if self.plan.bundle_glue else "naive", carried={},
+                         pool=[r for r in POOL[:20] + GLUE[9:] if r != word],
+                         model=self.model)
+        p.loop(code)
+        p.bundle(f"vmov {dst}, {_reg_of(code.text, 'vmov')}")
+
+    # ------------------------------------------------------- final rows
+    def final_setup(self, r, s, purpose):
+        p, u = self.p, self.final_u
+        streams = 2 * u
+        best, idx, tok = CARRIED[:streams], CARRIED[streams:2 * streams], \
+            CARRIED[2 * streams:3 * streams]
+        ctr = tok[0]
+        p.steps((f"viota {GLUE[0]}", f"vli {V_STEP}, {256 * u}"),
+                (f"vli {GLUE[1]}, {(-256 * u) % 2**32 if self.path == 'fast' else 0}",
+                 f"vli {V_C128}, 128"),
+                f"vadd.u32 {ctr}, {GLUE[0]}, {GLUE[1]}")
+        if u == 2:
+            p.bundle(f"vli {V_C256}, 256", f"vli {V_C384}, 384")
+        for k in range(streams):
+            p.bundle(f"vli {best[k]}, -inf", f"vli {idx[k]}, 0")
+        carried = {"ctr": ctr}
+        for k in range(streams):
+            carried.update({f"best{k}": best[k], f"idx{k}": idx[k]})
+        if self.path == "fast":
+            p.bundle(f"sld {S_KEY}, [s0 + {self.L.vm_key(r, s, purpose)}]")
+        else:
+            c0 = CARRIED[2 * streams + 1]
+            carried["c0"] = c0
+            p.steps((f"vli {V_C1}, {s}", f"vli {V_C2}, {r}"), f"vli {V_C3}, {purpose}",
+                    f"vli {GLUE[1]}, {(-128) % 2**32}", f"vadd.u32 {c0}, {GLUE[0]}, {GLUE[1]}")
+        return carried, best, idx
+
+    def final_reduce(self, r, slot, best, idx):
+        """Lexicographic (score desc, token asc) over streams and lanes; stores the token."""
+        p, L = self.p, self.L
+        fb, fa, g, e = GLUE[0], GLUE[1], GLUE[2], GLUE[3]
+        p.bundle(f"vcvt.u2f {idx[0]}, {idx[0]}")
+        for k in range(1, len(best)):
+            p.steps(f"vcvt.u2f {fb}, {idx[k]}",
+                    (f"vcmpgt.f32 {g}, {best[k]}, {best[0]}", f"vcmpeq.f32 {e}, {best[k]}, "
+                     f"{best[0]}"),
+                    f"vcmplt.f32 {fa}, {fb}, {idx[0]}", f"vand {e}, {e}, {fa}",
+                    f"vor {g}, {g}, {e}",
+                    (f"vmax.f32 {best[0]}, {best[0]}, {best[k]}",
+                     f"vsel {idx[0]}, {g}, {fb}, {idx[0]}"))
+        t = S_T[0]
+        p.steps(f"vred.max {t}, {best[0]}", f"vbcast {g}, {t}",
+                f"vcmpeq.f32 {e}, {best[0]}, {g}", f"vli {fa}, inf",
+                f"vsel {e}, {e}, {idx[0]}, {fa}", f"vred.min {S_T[1]}, {e}",
+                f"vbcast {fb}, {S_T[1]}", f"vcvt.f2u {fb}, {fb}",
+                f"vst {fb}, [s0 + {L.vm_scratch}]", f"sld {S_T[2]}, [s0 + {L.vm_scratch}]",
+                f"sst {S_T[2]}, [s0 + {L.vm_tokens + 4 * (r * (L.S + 1) + slot)}]",
+                f"sst {t}, [s0 + {L.vm_diag('score') + 4 * r}]")
+
+    def finish_request(self, r, accepted, jump):
+        p, L = self.p, self.L
+        p.steps(f"sli {S_T[3]}, -1", f"sli {S_T[4]}, {accepted}")
+        for slot in range(accepted + 1, L.S + 1):
+            p.bundle(f"sst {S_T[3]}, [s0 + {L.vm_tokens + 4 * (r * (L.S + 1) + slot)}]")
+        p.bundle(f"sst {S_T[4]}, [s0 + {L.vm_num_accepted + 4 * r}]")
+        if jump:
+            p.bundle(f"jmp next_{r}")
+
+    def bonus(self, r):
+        L, p, plan = self.L, self.p, self.plan
+        S = L.S
+        p.phase("bonus")
+        if plan.prefetch:
+            p.bundle(f"dmawait {self.row_tag(r, S)}")
+            if r + 1 < L.R:
+                self.fetch_row(r + 1, 0)
+        else:
+            self.fetch_row(r, S, wait=True)
+        carried, best, idx = self.final_setup(r, S, BONUS)
+        p.bundle(f"sli {S_LB}, {L.vm_buffers[L.buffer(r, S)]}")
+        self.emit(final_body("bonus", self.path, self.final_u), L.n_packed, self.final_u,
+                  plan.final_style, carried, "loop_bonus")
+        self.final_reduce(r, S, best, idx)
+        self.finish_request(r, S, jump=True)
+
+    def residual(self, r, s):
+        L, p, plan = self.L, self.p, self.plan
+        p.label(f"rej_{r}_{s}")
+        p.phase("residual")
+        if plan.prefetch:
+            for c in range(1, len(self.chunks)):
+                self.fetch_q_chunk(r, s, c)
+            if r + 1 < L.R:
+                self.fetch_row(r + 1, 0)
+        else:
+            self.fetch_q_chunk(r, s, 0)
+        carried, best, idx = self.final_setup(r, s, RESIDUAL)
+        buf = L.vm_buffers[L.buffer(r, s)]
+        # The Exact path's residual keeps unpacking: with its Philox block, four float32
+        # loads held per iteration no longer fit the register pool (II 83 fails to allocate).
+        land = plan.land_fp32 and self.path == "fast"
+        body = final_body("residual", self.path, self.final_u, land)
+        for c, (a, b) in enumerate(self.chunks):
+            if plan.prefetch:
+                p.bundle(f"dmawait {5 + min(c, 2)}")
+            p.steps(f"sli {S_LB}, {buf + a * PACKED_BYTES}",
+                    f"sli {S_QB}, {L.vm_q + a * Q_BYTES_PER_PACKED}",
+                    f"sli {S_FB}, {L.vm_fp32 + a * 2 * PACKED_BYTES}" if land else "")
+            self.emit(body, b - a, self.final_u, plan.final_style, carried,
+                      "loop_residual")
+        self.final_reduce(r, s, best, idx)
+        self.empty_residual_fallback(r, s, body, land)
+        self.finish_request(r, s, jump=s < L.S - 1)
+
+    def empty_residual_fallback(self, r, s, body, land: bool):
+        """If the residual row's best score is −∞ (no positive weight), sample from p instead."""
+        L, p, plan = self.L, self.p, self.plan
+        done, t, c = f"residual_done_{r}_{s}", S_T[0], S_T[5]
+        p.steps(f"sli {c}, {f32_bits(-np.inf)}", f"ssub {c}, {t}, {c}", f"bnz {c}, {done}",
+                f"sli {S_QB}, {L.vm_q}", f"loop {L.q_row_bytes // PACKED_BYTES}")
+        p.bundle(f"vst {V_ZERO}, [{S_QB} + 0]", f"sadd {S_QB}, {S_QB}, {PACKED_BYTES}")
+        p.bundle("endloop")
+        carried, best, idx = self.final_setup(r, s, RESIDUAL)
+        p.steps(f"sli {S_LB}, {L.vm_buffers[L.buffer(r, s)]}", f"sli {S_QB}, {L.vm_q}",
+                f"sli {S_FB}, {L.vm_fp32}" if land else "")
+        self.emit(body, L.n_packed, self.final_u, plan.final_style, carried, "loop_residual")
+        self.final_reduce(r, s, best, idx)
+        p.label(done)
+
+
+def _reg_of(text: str, opcode: str) -> str:
+    """The destination register of the last ``opcode`` op in ``text``."""
+    for line in reversed(text.split("\n")):
+        for op in line.split(";"):
+            op = op.strip()
+            if op.startswith(opcode + " "):
+                return op.split()[1].rstrip(",")
+    raise ValueError(f"no {opcode} in the emitted code")
+
+
+def build_kernel(layout: SamplerLayout, path: str = "fast", plan: KernelPlan = OPTIMISED,
+                 model: SlotModel | None = None) -> BuiltKernel:
+    """The sampler program for ``layout`` on ``path`` compiled as ``plan``."""
+    if not isinstance(layout, SamplerLayout):
+        raise ValueError(f"layout must be a SamplerLayout, got {type(layout).__name__}")
+    return _Builder(layout, path, plan, model or SlotModel()).build()

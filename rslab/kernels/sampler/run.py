@@ -1,0 +1,157 @@
+"""Host side of the full sampler: build the HBM image, simulate, read back, compare, attribute.
+
+``run_sampler(inputs, path, plan, seed)`` runs one program on one input set and
+returns a :class:`SamplerRun` with the tokens, the reference's tokens on the
+same inputs and seed, the float32 diagnostics compared bit for bit with the
+reference's float32 semantics, and the cycles per phase (from the trace:
+every issued bundle's cycles — its stall plus its issue cycle — are charged to
+the phase whose ``ph<n>_<phase>`` label precedes its pc, except stalls waiting
+for a DMA, which are charged to ``dma_wait``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+from tqdm import tqdm
+
+from rslab.kernels.sampler.layout import SamplerLayout
+from rslab.kernels.sampler.plans import OPTIMISED, KernelPlan, optimisation_steps
+from rslab.kernels.sampler.program import PHASES, BuiltKernel, build_kernel
+from rslab.machine.asm import assemble
+from rslab.machine.config import MachineConfig
+from rslab.machine.simulator import simulate
+from rslab.reference import DIAGNOSTICS, rejection_sample
+from rslab.schedule import SlotModel
+
+PHASE_KEYS = ("max", "sumexp", "accept", "residual", "bonus", "dma_wait", "setup")
+_PHASE_LABEL = re.compile(r"^ph\d+_(\w+)$")
+
+
+@dataclass
+class SamplerRun:
+    """One simulated sampler run and its comparison with the reference."""
+
+    kernel: BuiltKernel
+    cycles: int
+    stalls: dict
+    phases: dict
+    outputs: dict
+    reference_tokens: np.ndarray
+    reference_num_accepted: np.ndarray
+    float_checks: dict = field(default_factory=dict)
+    loops: dict = field(default_factory=dict)
+    bundles: int = 0
+
+    @property
+    def tokens(self) -> np.ndarray:
+        return self.outputs["tokens"]
+
+    @property
+    def tokens_match(self) -> bool:
+        return bool(np.array_equal(self.outputs["tokens"], self.reference_tokens)
+                    and np.array_equal(self.outputs["num_accepted"],
+                                       self.reference_num_accepted))
+
+    @property
+    def floats_differing(self) -> int:
+        return int(sum(c["differ"] for c in self.float_checks.values()))
+
+    @property
+    def floats_compared(self) -> int:
+        return int(sum(c["compared"] for c in self.float_checks.values()))
+
+    @property
+    def largest_float_difference(self) -> float:
+        return float(max([c["max_abs_diff"] for c in self.float_checks.values()] or [0.0]))
+
+
+def phase_cycles(run) -> dict:
+    """Cycles per phase: the trace's cycles by ``ph<n>_<phase>`` label, DMA waits apart."""
+    cycles = run.trace.cycles_by_label(_PHASE_LABEL, default="setup",
+                                       separate={"dma-wait": "dma_wait"})
+    return {k: cycles.get(k, 0) for k in PHASE_KEYS}
+
+
+def _loop_figures(run, kernel) -> dict:
+    out = {}
+    for label, code in kernel.loops.items():
+        fig = code.figures()
+        try:
+            st = run.trace.steady_state(label, warmup=1)
+            unroll = max(1, code.body_bundles // code.ii) if code.ii else 1
+            fig["cycles_per_iter"] = st["cycles_per_iter"] / unroll
+            fig["stalls_per_iter"] = st["stalls_per_iter"] / unroll
+        except ValueError:
+            fig["cycles_per_iter"] = None
+            fig["stalls_per_iter"] = None
+        out[label] = fig
+    return out
+
+
+def compare_floats(kernel_out: dict, ref: dict) -> dict:
+    """Per quantity: values compared, values not bit-identical, largest |difference|."""
+    checks = {}
+    for name in DIAGNOSTICS:
+        a = np.asarray(kernel_out[name], dtype=np.float32).reshape(-1)
+        b = np.asarray(ref[name], dtype=np.float32).reshape(-1)
+        mask = ~np.isnan(b)
+        a, b = a[mask], b[mask]
+        differ = a.view(np.uint32) != b.view(np.uint32)
+        with np.errstate(invalid="ignore"):
+            diff = np.abs(a.astype(np.float64) - b.astype(np.float64))
+        diff = diff[differ & np.isfinite(diff)]
+        checks[name] = {"compared": int(mask.sum()), "differ": int(differ.sum()),
+                        "max_abs_diff": float(diff.max()) if diff.size else 0.0}
+    return checks
+
+
+def run_sampler(inputs, path: str = "fast", plan: KernelPlan = OPTIMISED, *, seed: int = 0,
+                config: MachineConfig | None = None, kernel: BuiltKernel | None = None,
+                compare: bool = True) -> SamplerRun:
+    """Simulate the sampler compiled as ``plan`` on ``inputs`` (target logits, draft
+    probabilities, draft ids) and compare with ``rejection_sample`` on the same seed.
+
+    ``config`` is the machine; the loops are scheduled for the same machine
+    (``SlotModel.from_config(config)``) unless a prebuilt ``kernel`` is given.
+    """
+    l, q, ids = inputs
+    R, S1, V = np.asarray(l).shape
+    layout = SamplerLayout(R, S1 - 1, V)
+    if kernel is None:
+        model = SlotModel.from_config(config) if config is not None else None
+        kernel = build_kernel(layout, path, plan, model)
+    elif kernel.layout != layout or kernel.path != path:
+        raise ValueError("kernel: built for another layout or path")
+    ref = rejection_sample(l, q, ids, path=path, seed=seed, diagnostics=compare)
+    program = assemble(kernel.text)
+    run = simulate(program, config, hbm=layout.hbm_image(l, q, ids, seed), trace=True)
+    outputs = layout.read_outputs(run)
+    checks = {}
+    if compare:
+        checks = compare_floats(outputs, ref.diagnostics)
+    return SamplerRun(kernel, run.cycles, dict(run.stalls), phase_cycles(run), outputs,
+                      ref.tokens.astype(np.int32), ref.num_accepted.astype(np.int32), checks,
+                      _loop_figures(run, kernel), run.bundles)
+
+
+def run_steps(inputs, path: str = "fast", *, seed: int = 0, progress: bool = True) -> list[dict]:
+    """Cycles, cycles per phase and tokens of every step on ``inputs``."""
+    rows = []
+    steps = optimisation_steps()
+    first = None
+    for label, plan in tqdm(steps, desc="optimisation steps", disable=not progress,
+                            leave=False):
+        run = run_sampler(inputs, path, plan, seed=seed)
+        first = first or run.cycles
+        rows.append({"step": label, "cycles": int(run.cycles),
+                     "speedup": first / run.cycles,
+                     "phases": {k: int(v) for k, v in run.phases.items()},
+                     "tokens_match_reference": bool(run.tokens_match)})
+    return rows
+
+
+__all__ = ["PHASES", "PHASE_KEYS", "SamplerRun", "run_sampler", "phase_cycles", "compare_floats",
+           "run_steps"]

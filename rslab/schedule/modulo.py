@@ -1,0 +1,337 @@
+"""Iterative modulo scheduling (Rau 1994) and the check of a modulo schedule.
+
+:func:`modulo_schedule` runs iterative modulo scheduling from II = MII upward
+(height-based priority, eviction under a budget) with the modulo reservation
+table, the SFU FIFO order (results are popped in push order) and depth as
+extra constraints; :func:`check_schedule` verifies every constraint of a
+:class:`Schedule`, however it was found.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rslab.schedule.body import Graph, build_graph
+from rslab.schedule.bounds import Bounds, analyse
+from rslab.schedule.model import SlotModel, slot_of
+
+
+@dataclass
+class Schedule:
+    """A modulo schedule: issue cycle of each op (iteration 0) at initiation interval II."""
+
+    graph: Graph
+    ii: int
+    times: list
+    bounds: Bounds
+    attempts: dict  # II tried -> "ok" or the reason it failed
+
+    @property
+    def stages(self) -> list:
+        return [t // self.ii for t in self.times]
+
+    @property
+    def stage_count(self) -> int:
+        return max(self.stages) + 1
+
+    @property
+    def length(self) -> int:
+        """Cycles from the first issue to the last issue of one iteration, plus one."""
+        return max(self.times) + 1
+
+    def mrt(self) -> dict:
+        """Modulo reservation table: resource -> II rows of op labels."""
+        return _mrt_of(self.graph, self.times, self.ii)
+
+    def stage_table(self, iterations: int | None = None):
+        """Which iteration is in which stage: {cycle: [(iteration, stage, label)]} for the
+        first ``iterations`` iterations (default: the stage count)."""
+        iterations = self.stage_count if iterations is None else iterations
+        table = {}
+        for i in range(iterations):
+            for k, t in enumerate(self.times):
+                table.setdefault(t + i * self.ii, []).append(
+                    (i, t // self.ii, self.graph.ops[k].label))
+        return dict(sorted(table.items()))
+
+    def lifetimes(self) -> dict:
+        """value -> cycles from the issue of its definition to the issue of its last read."""
+        return _lifetimes(self.graph, self.times, self.ii)
+
+    def fifo_occupancy(self) -> int:
+        """Most FIFO entries held (push until the pop frees it) at any cycle of the steady state."""
+        return _fifo_occupancy(self.graph, self.times, self.ii)
+
+    def listing(self) -> str:
+        """LLVM-style ``cycle c (stage s) label: op`` listing."""
+        lines = [f"II = {self.ii}, stages = {self.stage_count}, ResMII = {self.bounds.res_mii}, "
+                 f"RecMII = {self.bounds.rec_mii}"]
+        for k in sorted(range(self.graph.n), key=lambda k: (self.times[k], k)):
+            op = self.graph.ops[k]
+            lines.append(f"cycle {self.times[k]:3d} (stage {self.times[k] // self.ii}) "
+                         f"{op.label}: {op.opcode}")
+        return "\n".join(lines)
+
+
+def _mrt_of(graph, times, ii):
+    table = {slot: [[] for _ in range(ii)] for slot in graph.model.units}
+    for k, t in enumerate(times):
+        op = graph.ops[k]
+        for c in range(graph.model.op_busy(op.opcode)):
+            table[slot_of(op.opcode)][(t + c) % ii].append(op.label)
+    return table
+
+
+def _lifetimes(graph, times, ii):
+    life = {}
+    for e in graph.edges:
+        if e.kind != "flow":
+            continue
+        producer = graph.ops[e.src]
+        if producer.is_push:
+            continue
+        span = times[e.dst] + e.distance * ii - times[e.src]
+        life[producer.dst] = max(life.get(producer.dst, 0), span)
+    for op in graph.ops:
+        if op.dst is not None and not op.is_push:
+            life.setdefault(op.dst, 0)
+    return life
+
+
+def _fifo_occupancy(graph, times, ii):
+    pairs = [(times[p], times[q]) for p, q in graph.fifo_pairs]
+    return _fifo_occupancy_pairs(pairs, ii, graph.model.latency["pop"])
+
+
+def fifo_order_ok(pairs, ii: int) -> bool:
+    """Whether pops, repeated every II cycles, take results in push order.
+
+    ``pairs`` are (push cycle, pop cycle) of one iteration. Push k of iteration
+    i issues at T_k + i·II; results leave in push order, so the pops must come
+    in the same global order: for every two pairs the number of whole II
+    periods between the pushes equals that between the pops.
+    """
+    for a in range(len(pairs)):
+        ta, pa = pairs[a]
+        for b in range(a + 1, len(pairs)):
+            tb, pb = pairs[b]
+            if (ta - tb) % ii == 0 or (pa - pb) % ii == 0:
+                return False
+            if (ta - tb) // ii != (pa - pb) // ii:
+                return False
+    return True
+
+
+class _IMS:
+    """Rau's iterative modulo scheduler at one II."""
+
+    def __init__(self, graph: Graph, ii: int, reserved: dict):
+        self.g, self.ii = graph, ii
+        self.reserved = reserved  # resource -> {row: units taken}
+        self.preds = {i: [] for i in range(graph.n)}
+        self.succs = {i: [] for i in range(graph.n)}
+        for e in graph.edges:
+            self.preds[e.dst].append(e)
+            self.succs[e.src].append(e)
+        self.partner = {}
+        for p, q in graph.fifo_pairs:
+            self.partner[p] = q
+            self.partner[q] = p
+        self.height = self._heights()
+
+    def _heights(self):
+        n = self.g.n
+        h = [0] * n
+        for _ in range(n + 1):
+            changed = False
+            for e in self.g.edges:
+                v = h[e.dst] + e.latency - e.distance * self.ii
+                if v > h[e.src]:
+                    h[e.src] = v
+                    changed = True
+            if not changed:
+                return h
+        raise _Infeasible("recurrence exceeds II")
+
+    def _usage(self, k, t):
+        op = self.g.ops[k]
+        slot = slot_of(op.opcode)
+        rows = [(slot, (t + c) % self.ii) for c in range(self.g.model.op_busy(op.opcode))]
+        if op.is_pop:
+            rows.append(("pop", t % self.ii))
+        return rows
+
+    def _capacity(self, res):
+        return 1 if res == "pop" else self.g.model.units[res]
+
+    def _resource_conflicts(self, k, t, mrt):
+        """Ops that must leave for op k to issue at t; None if the row can never hold it."""
+        victims = set()
+        for res, row in self._usage(k, t):
+            free = self._capacity(res) - self.reserved.get(res, {}).get(row, 0)
+            if free <= 0:
+                return None
+            used = mrt.get((res, row), [])
+            if len(used) >= free:
+                victims.add(used[0])
+        return victims
+
+    def _fifo_conflicts(self, k, t, times, *, depth_error=False):
+        """Pops whose order conflicts with op k at t; a depth overflow gives a pseudo-victim
+        (or raises ``_Infeasible`` when ``depth_error``)."""
+        if k not in self.partner or times[self.partner[k]] is None:
+            return set()
+        pk = self.partner[k]
+        mine = (t, times[pk]) if self.g.ops[k].is_push else (times[pk], t)
+        bad = set()
+        complete = [(p, q) for p, q in self.g.fifo_pairs
+                    if p != k and q != k and times[p] is not None and times[q] is not None]
+        for p, q in complete:
+            if not fifo_order_ok([mine, (times[p], times[q])], self.ii):
+                bad.add(q)
+        others = [(times[p], times[q]) for p, q in complete] + [mine]
+        if _fifo_occupancy_pairs(others, self.ii, self.g.model.latency["pop"]) > \
+                self.g.model.fifo_depth:
+            if depth_error:
+                raise _Infeasible(f"SFU FIFO depth at {self.g.ops[k].label}")
+            bad.add(None)
+        return bad
+
+    def run(self, budget):
+        n = self.g.n
+        times = [None] * n
+        last = [None] * n
+        mrt = {}
+        unscheduled = set(range(n))
+        while unscheduled:
+            if budget <= 0:
+                raise _Infeasible("budget exhausted")
+            budget -= 1
+            k = max(unscheduled, key=lambda i: (self.height[i], -i))
+            estart = 0
+            for e in self.preds[k]:
+                if times[e.src] is not None:
+                    estart = max(estart, times[e.src] + e.latency - e.distance * self.ii)
+            chosen = None
+            for t in range(estart, estart + self.ii):
+                if self._resource_conflicts(k, t, mrt) == set() and \
+                        not self._fifo_conflicts(k, t, times):
+                    chosen = t
+                    break
+            if chosen is None:
+                chosen = estart if last[k] is None or estart > last[k] else last[k] + 1
+                victims = self._resource_conflicts(k, chosen, mrt)
+                for _ in range(self.ii):
+                    if victims is not None:
+                        break
+                    chosen += 1
+                    victims = self._resource_conflicts(k, chosen, mrt)
+                if victims is None:
+                    raise _Infeasible(f"no row can hold {self.g.ops[k].label}")
+                victims |= self._fifo_conflicts(k, chosen, times, depth_error=True)
+                for v in victims:
+                    self._unplace(v, times, mrt, unscheduled)
+            self._place(k, chosen, times, mrt, unscheduled)
+            last[k] = chosen
+            for e in self.succs[k]:
+                s = e.dst
+                if s != k and times[s] is not None and \
+                        times[s] < chosen + e.latency - e.distance * self.ii:
+                    self._unplace(s, times, mrt, unscheduled)
+            for e in self.preds[k]:
+                p = e.src
+                if p != k and times[p] is not None and \
+                        chosen < times[p] + e.latency - e.distance * self.ii:
+                    self._unplace(p, times, mrt, unscheduled)
+        return times
+
+    def _place(self, k, t, times, mrt, unscheduled):
+        times[k] = t
+        unscheduled.discard(k)
+        for key in self._usage(k, t):
+            mrt.setdefault(key, []).append(k)
+
+    def _unplace(self, k, times, mrt, unscheduled):
+        if times[k] is None:
+            return
+        for key in self._usage(k, times[k]):
+            mrt[key].remove(k)
+        times[k] = None
+        unscheduled.add(k)
+
+
+def _fifo_occupancy_pairs(pairs, ii, pop_latency):
+    """Entries held at the fullest cycle: from each push until ``pop_latency`` after its pop."""
+    best = 0
+    for c in range(ii):
+        best = max(best, sum((c - tp) // ii - (c - tq - pop_latency) // ii for tp, tq in pairs))
+    return best
+
+
+class _Infeasible(Exception):
+    pass
+
+
+def _normalise(times, ii):
+    """Shift so the earliest op issues in stage 0 (keeps each op's MRT row)."""
+    low = min(times)
+    shift = -(low // ii) * ii
+    return [t + shift for t in times]
+
+
+def modulo_schedule(body_or_graph, model: SlotModel | None = None, *, max_ii: int | None = None,
+                    max_stages: int | None = None, budget_ratio: int = 20,
+                    reserve_scalar: int = 0, rotating=()) -> Schedule:
+    """The smallest-II modulo schedule found by iterative modulo scheduling.
+
+    ``max_stages`` bounds the stage count (the iterations a register group can
+    hold in flight); ``reserve_scalar`` keeps that many scalar slots free in
+    the last rows for the loop's pointer increments.
+    """
+    graph = body_or_graph if isinstance(body_or_graph, Graph) else build_graph(
+        body_or_graph, model, rotating)
+    if max_stages is not None and (not isinstance(max_stages, int) or max_stages < 1):
+        raise ValueError(f"max_stages must be a positive int, got {max_stages!r}")
+    if not isinstance(reserve_scalar, int) or reserve_scalar < 0:
+        raise ValueError(f"reserve_scalar must be a non-negative int, got {reserve_scalar!r}")
+    bounds = analyse(graph)
+    start = max(bounds.mii, reserve_scalar, 1)
+    max_ii = max_ii or start + sum(graph.latency(i) for i in range(graph.n)) + 1
+    attempts = {}
+    for ii in range(start, max_ii + 1):
+        reserved = {"scalar": {ii - 1 - j: 1 for j in range(reserve_scalar)}}
+        try:
+            times = _normalise(_IMS(graph, ii, reserved).run(budget_ratio * graph.n), ii)
+        except _Infeasible as exc:
+            attempts[ii] = str(exc)
+            continue
+        if max_stages is not None and max(times) // ii + 1 > max_stages:
+            attempts[ii] = f"{max(times) // ii + 1} stages > max_stages {max_stages}"
+            continue
+        attempts[ii] = "ok"
+        schedule = Schedule(graph, ii, times, bounds, attempts)
+        check_schedule(schedule, reserve_scalar=reserve_scalar)
+        return schedule
+    raise ValueError(f"no modulo schedule up to II = {max_ii}: {attempts}")
+
+
+def check_schedule(schedule: Schedule, *, reserve_scalar: int = 0) -> None:
+    """Raise ValueError unless every dependence, slot, FIFO order and depth constraint holds."""
+    g, ii, times = schedule.graph, schedule.ii, schedule.times
+    for e in g.edges:
+        if times[e.dst] < times[e.src] + e.latency - e.distance * ii:
+            raise ValueError(f"schedule breaks {e.kind} edge {g.ops[e.src].label} → "
+                             f"{g.ops[e.dst].label}")
+    for slot, rows in schedule.mrt().items():
+        for r, row in enumerate(rows):
+            extra = 1 if slot == "scalar" and r >= ii - reserve_scalar else 0
+            if len(row) + extra > g.model.units[slot]:
+                raise ValueError(f"schedule overbooks {slot} in row {r}: {row}")
+    pops = [times[q] % ii for _, q in g.fifo_pairs]
+    if len(set(pops)) != len(pops):
+        raise ValueError("schedule puts two pops in one MRT row")
+    pairs = [(times[p], times[q]) for p, q in g.fifo_pairs]
+    if not fifo_order_ok(pairs, ii):
+        raise ValueError("schedule pops SFU results out of push order")
+    if schedule.fifo_occupancy() > g.model.fifo_depth:
+        raise ValueError("schedule overflows the SFU FIFO")

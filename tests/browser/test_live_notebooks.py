@@ -1,0 +1,261 @@
+"""Chapters as live notebooks: a real Jupyter Lab from the project's venv, a real browser.
+
+Starts ``jupyter lab`` from this interpreter's venv on 127.0.0.1 (a free port, a random
+token, settings, runtime files and a copy of ``book/`` in a temporary folder,
+``RSLAB_SCALE=quick``), opens a chapter's ``.md`` in headless Chromium (it must open as a
+notebook: jupytext's default
+viewer from the venv's settings overrides), runs all cells, moves one live control to a
+value that is not one of the page's precomputed frames by typing it into the slider's
+readout, and checks that the kernel recomputed the figure: the status says "computed",
+the picture changed, and the caption holds the number this test computes itself for that
+value. Then it shuts the kernel and the server down.
+
+Screenshots go to ``_build/screenshots/lab_<chapter>.png``; with
+``RSLAB_LAB_SCREENSHOT=<path>`` (``make lab-screenshot``) the machine chapter's screenshot
+is also written there, which is how the how-to-run page gets its picture.
+"""
+
+import json
+import os
+import secrets
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+try:
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+except ImportError:  # the browser fixture skips (or fails) with the reason
+    PlaywrightTimeout = TimeoutError
+
+pytestmark = pytest.mark.browser
+
+ROOT = Path(__file__).resolve().parents[2]
+SHOTS = ROOT / "_build" / "screenshots"
+CHROMIUM = "/usr/bin/chromium"
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+REQUIRED = os.environ.get("RSLAB_REQUIRE_BOOK") == "1"
+SETTINGS = Path(sys.prefix) / "share" / "jupyter" / "lab" / "settings" / "overrides.json"
+RUN_ALL_SECONDS = int(os.environ.get("RSLAB_LIVE_RUN_ALL_SECONDS", 150))
+"""How long Run All of one chapter may take (a loaded machine may need more)."""
+
+
+def unavailable(reason: str):
+    if REQUIRED:
+        pytest.fail(reason)
+    pytest.skip(reason)
+
+
+def expected_machine():
+    from rslab.chapters import machine as ch
+
+    return ch.naive_caption(17, 3, ch.naive_sumexp(17, 3)[1])
+
+
+def expected_div8():
+    from rslab.chapters import div8 as ch
+
+    return ch.divisor_caption(5.5, ch.divisor_error_profile(5.5))
+
+
+def expected_results():
+    from rslab.chapters import results as ch
+    from rslab.kernels.sampler.scenarios import run_scenarios
+
+    return ch.vocab_caption(768, run_scenarios(768, "fast", progress=False)["scenarios"])
+
+
+CHAPTERS = {
+    # chapter: (page, label of the control, value typed, its text in the status, expected caption)
+    "machine": ("02_machine.md", "SFU latency", "17", "SFU latency = 17", expected_machine),
+    "div8": ("05_div8.md", "divisor k", "5.5", "divisor k = 5.5", expected_div8),
+    "results": ("07_results.md", "vocab V", "768", "vocab V = 768", expected_results),
+}
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def api(url: str, token: str, path: str, method: str = "GET"):
+    req = urllib.request.Request(url + path, method=method,
+                                 headers={"Authorization": f"token {token}"})
+    with urllib.request.urlopen(req, timeout=10) as r:
+        body = r.read()
+    return json.loads(body) if body else None
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory):
+    jupyter = Path(sys.executable).with_name("jupyter")
+    if not jupyter.exists():
+        unavailable(f"{jupyter} is missing (make venv)")
+    if not SETTINGS.is_file():
+        unavailable(f"{SETTINGS} is missing (`make lab-settings` sets jupytext's viewer)")
+    home = tmp_path_factory.mktemp("lab")
+    book = home / "book"  # a copy: Lab may save what it opens, the repository stays as it is
+    shutil.copytree(ROOT / "book", book, ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
+    port, token = free_port(), secrets.token_hex(16)
+    env = dict(os.environ, RSLAB_SCALE="quick", JUPYTER_CONFIG_DIR=str(home / "config"),
+               JUPYTER_RUNTIME_DIR=str(home / "runtime"),
+               JUPYTERLAB_SETTINGS_DIR=str(home / "settings"),
+               JUPYTERLAB_WORKSPACES_DIR=str(home / "workspaces"))
+    env.pop("RSLAB_BOOK_BUILD", None)
+    lab_settings = home / "settings" / "@jupyterlab"
+    tracker = lab_settings / "notebook-extension" / "tracker.jupyterlab-settings"
+    tracker.parent.mkdir(parents=True)
+    tracker.write_text('{"windowingMode": "none"}')  # every cell in the page, as a reader scrolls
+    news = lab_settings / "apputils-extension" / "notification.jupyterlab-settings"
+    news.parent.mkdir(parents=True)
+    news.write_text('{"fetchNews": "false"}')  # no network, no pop-up over the page
+    docs = lab_settings / "docmanager-extension" / "plugin.jupyterlab-settings"
+    docs.parent.mkdir(parents=True)
+    docs.write_text('{"autosave": false}')
+    log = open(home / "lab.log", "w")  # noqa: SIM115 - closed below
+    proc = subprocess.Popen(
+        [str(jupyter), "lab", "--no-browser", "--ServerApp.ip=127.0.0.1",
+         f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
+         f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={book}",
+         "--LabApp.expose_app_in_browser=True", "--LabApp.news_url=",
+         "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"]
+        + (["--allow-root"] if os.geteuid() == 0 else []),
+        env=env, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT)
+    url = f"http://127.0.0.1:{port}/"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                api(url, token, "api/status")
+                break
+            except OSError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    pytest.fail("Jupyter Lab did not start:\n" + (home / "lab.log").read_text())
+                time.sleep(0.5)
+        yield url, token
+    finally:
+        try:
+            api(url, token, "api/shutdown", method="POST")
+            proc.wait(timeout=20)
+        except (OSError, subprocess.TimeoutExpired):
+            proc.terminate()
+            proc.wait(timeout=20)
+        log.close()
+        shutil.rmtree(home, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if not Path(CHROMIUM).exists():
+        unavailable(f"{CHROMIUM} is missing (`make chromium` installs Debian's chromium)")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        unavailable("the Python package playwright is not installed")
+    with sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        yield b
+        b.close()
+
+
+def test_lab_settings_make_md_open_as_notebook():
+    """``make lab-settings`` set jupytext's notebook view as the venv's default viewer."""
+    if not SETTINGS.is_file():
+        unavailable(f"{SETTINGS} is missing (make lab-settings)")
+    out = subprocess.run([str(Path(sys.executable).with_name("jupytext-config")),
+                          "--settings-file", str(SETTINGS), "list-default-viewer"],
+                         capture_output=True, text=True, check=True).stdout
+    assert "markdown: Jupytext Notebook" in out, out
+
+
+READY = """() => {
+    const panel = window.jupyterapp && window.jupyterapp.shell.currentWidget;
+    return !!(panel && panel.context && panel.context.isReady && panel.content.model &&
+              panel.sessionContext.isReady &&
+              panel.sessionContext.session?.kernel?.status === 'idle');
+}"""
+"""The notebook is loaded and its kernel started: Run All before this asks for a kernel."""
+RUN_ALL = "() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }"
+"""Starts Run All without waiting for it (the wait below has a timeout)."""
+ALL_RAN = """() => {
+    const panel = window.jupyterapp.shell.currentWidget;
+    const kernel = panel.sessionContext.session?.kernel;
+    const cells = Array.from(panel.content.model.cells);
+    return kernel && kernel.status === 'idle' && cells.length > 0 &&
+        cells.every(c => c.type !== 'code' || c.executionCount);
+}"""
+
+
+def run_all_cells(page, name: str):
+    page.wait_for_function(READY, timeout=120_000, polling=500)
+    page.evaluate(RUN_ALL)
+    try:
+        page.wait_for_function(ALL_RAN, timeout=RUN_ALL_SECONDS * 1000, polling=1000)
+    except PlaywrightTimeout:
+        dialogs = page.locator(".jp-Dialog").all_inner_texts()
+        pytest.fail(f"{name}: Run All did not finish in {RUN_ALL_SECONDS} s"
+                    + (f"; a dialog is open: {dialogs}" if dialogs else ""))
+    errors = page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']"
+                          ":has-text('Traceback')")
+    assert errors.count() == 0, f"{name}: a cell raised: {errors.first.inner_text()[:2000]}"
+
+
+def live_figure_with(page, label: str):
+    figure = page.locator(".rslab-live").filter(
+        has=page.locator(".widget-slider .widget-label", has_text=label)).first
+    figure.wait_for(state="visible", timeout=30_000)
+    return figure
+
+
+@pytest.mark.parametrize("chapter", list(CHAPTERS))
+def test_chapter_recomputes_live(chapter, lab, browser):
+    url, token = lab
+    page_name, label, typed, status_text, expected = CHAPTERS[chapter]
+    context = browser.new_context(viewport={"width": 1280, "height": 1000})
+    page = context.new_page()
+    try:
+        # a fresh workspace: no tab of an earlier chapter is restored beside this one
+        page.goto(f"{url}lab/workspaces/{chapter}/tree/{page_name}?reset&token={token}",
+                  wait_until="load")
+        page.locator(".jp-NotebookPanel:not(.lm-mod-hidden)").first.wait_for(timeout=180_000)
+        run_all_cells(page, page_name)
+        assert page.locator(".rslab-static").first.is_hidden(), \
+            "the precomputed selectors show in Jupyter (they are for the static page)"
+        assert page.locator(".jp-RenderedMarkdown:has-text('glued:')").count() > 0, \
+            "the glued numbers are not shown in the notebook"
+        figure = live_figure_with(page, label)
+        figure.scroll_into_view_if_needed()
+        image = figure.locator(".widget-image").first
+        before_src, before_png = image.get_attribute("src"), image.screenshot()
+        readout = figure.locator(".widget-slider", has=page.locator(
+            ".widget-label", has_text=label)).locator(".widget-readout").first
+        readout.click()
+        page.keyboard.press("Control+A")
+        page.keyboard.type(typed)
+        page.keyboard.press("Enter")
+        status = figure.locator(".rslab-status")
+        status.filter(has_text=status_text).filter(has_text="computed in").wait_for(
+            timeout=60_000)
+        page.wait_for_function("([el, src]) => el.getAttribute('src') !== src",
+                               arg=[image.element_handle(), before_src], timeout=10_000)
+        assert image.screenshot() != before_png, "the picture did not change"
+        caption = figure.locator(".rslab-caption").inner_text()
+        assert caption == expected(), f"{chapter}: the caption is {caption!r}"
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        figure.scroll_into_view_if_needed()
+        page.screenshot(path=str(SHOTS / f"lab_{chapter}.png"))
+        target = os.environ.get("RSLAB_LAB_SCREENSHOT")
+        if target and chapter == "machine":
+            Path(target).parent.mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=target)
+    finally:
+        context.close()
+        for session in api(url, token, "api/sessions"):
+            api(url, token, f"api/sessions/{session['id']}", method="DELETE")
