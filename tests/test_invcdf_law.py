@@ -70,6 +70,7 @@ def brute_force(w, noise):
     return counts[:v], 48
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("noise", ["u24", "wide"])
 @pytest.mark.parametrize("v,seed", [(200, 1)])
 def test_exact_law_sums_to_one_and_matches_brute_force(noise, v, seed):

@@ -27,8 +27,10 @@ from rslab.kernels.studies.draw_table import NEEDS_MAX, ROW_DRAWS, rowmax_per_pa
 from rslab.numerics import draw_comparison as dc
 from rslab.numerics.methods import resolve_noise, variant_name
 from rslab.numerics.search import NOTE_CHI2_DIV8, NOTE_CHI2_DIV14
+from rslab.numerics.targets import VOCAB
 from rslab.numerics.token_law import run_law
 from rslab.reference import path_math, residual_draw
+from rslab.scale import by_scale
 from rslab.viz import draw_plots as dp
 from rslab.viz.controls import choice_control, float_control
 
@@ -43,6 +45,22 @@ NOTE_ROWS = ({"draw": "the note's Div8", "note_chi2": NOTE_CHI2_DIV8},
 DETECT_TARGET = 1e10
 """The issue's target: no bias a blind test sees before 10^10 samples."""
 TAIL_STEP = 1e-3
+
+
+def page_vocab() -> int:
+    """The rows' vocabulary at the current scale (the note's at book scale)."""
+    return by_scale(quick=16_384, book=VOCAB, full=VOCAB)
+
+
+def swept_draws() -> tuple:
+    """The draws of the tail-mass figure at the current scale."""
+    book = (("gumbel", "div8"),) + dc.INVCDF_VARIANTS
+    return by_scale(quick=(("gumbel", "div8"), ("invcdf", "wide48")), book=book, full=book)
+
+
+def swept_tails() -> tuple:
+    """The tail masses the tail-mass figure precomputes at the current scale."""
+    return by_scale(quick=(1e-2, 0.1), book=dc.TAIL_MASSES, full=dc.TAIL_MASSES)
 
 
 def argmax_montecarlo(target, method: str, noise, rows: int, *, seed: int = 1) -> dict:
