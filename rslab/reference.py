@@ -194,22 +194,23 @@ def softmax_parts(logits, math: PathMath):
     return m, s, e * (np.float32(1) / s)
 
 
-def target_probs(logits, path="exact") -> np.ndarray:
-    """Float32 softmax over the last axis, op by op as the kernels compute it."""
+def _logits_and_math(logits, path):
+    """The float32 ``logits`` as an array (else ``ValueError``) and the path's math."""
     math = path if isinstance(path, PathMath) else path_math(path)
     l = np.asarray(logits)
     if l.dtype != np.float32:
         raise ValueError(f"logits must be float32, got {l.dtype}")
-    return softmax_parts(l, math)[2]
+    return l, math
+
+
+def target_probs(logits, path="exact") -> np.ndarray:
+    """Float32 softmax over the last axis, op by op as the kernels compute it."""
+    return softmax_parts(*_logits_and_math(logits, path))[2]
 
 
 def softmax_numerators(logits, path="exact") -> np.ndarray:
     """``e = exp2((l − max l)·LOG2E)`` over the last axis (float32, 0 where l = −∞)."""
-    math = path if isinstance(path, PathMath) else path_math(path)
-    l = np.asarray(logits)
-    if l.dtype != np.float32:
-        raise ValueError(f"logits must be float32, got {l.dtype}")
-    return _shifted_exp(l, math)[1]
+    return _shifted_exp(*_logits_and_math(logits, path))[1]
 
 
 def gumbel_noise(path, seed, requests, positions, purpose, tokens, noise="div8") -> np.ndarray:

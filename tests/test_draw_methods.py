@@ -39,6 +39,18 @@ def test_rows_are_drawn_by_the_method(method):
     assert np.array_equal(out.tokens[:, 0], expected)
 
 
+@pytest.mark.parametrize("method", ["gumbel", "race", "invcdf"])
+def test_diagnostics_keep_the_tokens_and_the_score_is_gumbel_only(inputs, method):
+    plain = ref.rejection_sample(*inputs, path="fast", seed=4, method=method)
+    diag = ref.rejection_sample(*inputs, path="fast", seed=4, method=method, diagnostics=True)
+    assert np.array_equal(plain.tokens, diag.tokens)
+    assert np.array_equal(plain.num_accepted, diag.num_accepted)
+    assert not np.isnan(diag.diagnostics["m"][:, 0]).any()
+    score = diag.diagnostics["score"]
+    assert np.isnan(score).all() == (method != "gumbel")
+    assert np.isfinite(score).all() == (method == "gumbel")
+
+
 @pytest.mark.parametrize("method", ["race", "invcdf"])
 def test_bonus_row_draws_from_the_softmax_numerators(method):
     rng = np.random.default_rng(0)

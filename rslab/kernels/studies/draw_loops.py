@@ -166,14 +166,6 @@ class DrawProgram:
     loop: Loop
     text: str
 
-    @property
-    def schedule(self):
-        return self.loop.schedule
-
-    @property
-    def expansion(self):
-        return self.loop.expansion
-
 
 def draw_program(kind: str, method: str, noise: str, n_packed: int, *, m=0.0, r=1.0,
                  key: int = 0, config=None, q_addr: int | None = None) -> DrawProgram:

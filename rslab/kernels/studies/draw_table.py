@@ -43,8 +43,8 @@ def loop_figures(kind: str, method: str, noise: str, config=None) -> dict:
     config = config or MachineConfig()
     per = PACKED_PER_ITER if method == "invcdf" else 1
     prog = _program(kind, method, noise, 8 * per, config)
-    sch = prog.schedule
-    unroll = prog.expansion.unroll
+    sch = prog.loop.schedule
+    unroll = prog.loop.expansion.unroll
     steady = steady_state(lambda it: _program(kind, method, noise, it * per, config).text,
                           sch.stage_count + 2 * unroll + 2, 2 * unroll, config)
     return {"draw": variant_name(method, noise), "kind": kind, "ii": sch.ii,

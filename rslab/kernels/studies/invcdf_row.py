@@ -263,14 +263,6 @@ class InvcdfKernel:
     layout: Layout
     text: str
 
-    @property
-    def schedule(self):
-        return self.loop.schedule
-
-    @property
-    def expansion(self):
-        return self.loop.expansion
-
 
 def pass_loop(kind: str, n_packed: int, model: SlotModel) -> Loop:
     """The pipelined pass over ``n_packed`` packed vectors (``emit_loop``, cached)."""
