@@ -47,15 +47,16 @@ DETECT_TARGET = 1e10
 TAIL_STEP = 1e-3
 
 
-def page_vocab() -> int:
-    """The rows' vocabulary at the current scale (the note's at book scale)."""
-    return by_scale(quick=16_384, book=VOCAB, full=VOCAB)
+def page_vocab(scale: str | None = None) -> int:
+    """The rows' vocabulary at the current (or the given) scale (the note's at book scale)."""
+    return by_scale(quick=16_384, book=VOCAB, full=VOCAB, scale=scale)
 
 
-def swept_draws() -> tuple:
-    """The draws of the tail-mass figure at the current scale."""
+def swept_draws(scale: str | None = None) -> tuple:
+    """The draws of the tail-mass figure at the current (or the given) scale."""
     book = (("gumbel", "div8"),) + dc.INVCDF_VARIANTS
-    return by_scale(quick=(("gumbel", "div8"), ("invcdf", "wide48")), book=book, full=book)
+    return by_scale(quick=(("gumbel", "div8"), ("invcdf", "wide48")), book=book, full=book,
+                    scale=scale)
 
 
 def swept_tails() -> tuple:
