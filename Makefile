@@ -15,7 +15,7 @@ LAB_SETTINGS := $(VENV)/share/jupyter/lab/settings/overrides.json
 BOOK_EXTRA := $(VENV)/.book-extra
 
 .PHONY: all venv book test lint pytest book-quick browser-test chromium web-assets lab lab-settings \
-        lab-screenshot live-test bench fuzz sweep-full clean
+        lab-screenshot live-test bench fuzz sweep-full test-heavy clean
 
 all: test
 
@@ -40,7 +40,11 @@ lint: $(STAMP)
 	$(BIN)/ruff check rslab tests _ext
 
 pytest: $(STAMP)
-	RSLAB_SCALE=quick $(BIN)/python -m pytest -q -m "not browser"
+	RSLAB_SCALE=quick $(BIN)/python -m pytest -q -m "not browser and not heavy"
+
+# The exhaustive checks make test leaves out (the inverse CDF's law against brute force).
+test-heavy: $(STAMP)
+	RSLAB_SCALE=quick $(BIN)/python -m pytest -q -m heavy
 
 book-quick: $(STAMP) web-assets
 	RSLAB_SCALE=quick $(BIN)/python -m rslab.bookbuild --strict

@@ -7,6 +7,8 @@ very words and uniforms the reference consumed.
 A *row* of random numbers is addressed by (seed, request r, position s,
 purpose); within a row, *token* i gets one 32-bit word. The acceptance uniform
 of (r, s) is token 0 of the ``ACCEPT`` row, so one helper serves every purpose.
+The Fast path's inverse-CDF draw reads the words of tokens 0, 1 and 2 of its
+row as the row's own uniforms (``u24`` one, ``wide`` two, ``wide48`` three).
 """
 
 import numpy as np

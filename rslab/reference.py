@@ -1,6 +1,6 @@
 """The framework reference sampler of speculative decoding (NumPy), Exact and Fast paths.
 
-``rejection_sample(target_logits, draft_probs, draft_token_ids, *, path, seed, noise)``
+``rejection_sample(target_logits, draft_probs, draft_token_ids, *, path, seed, noise, method)``
 (Leviathan et al. 2023; Chen et al. 2023). Per request, positions s = 0..S−1 in
 order: the draft token x is accepted iff ``q(x) > 0 and u·q(x) < p(x)``; at the
 first rejection a token is drawn from the residual ``max(0, p − q)`` and the
@@ -29,6 +29,19 @@ Float32 semantics (what a kernel reproduces)
 * Gumbel noise in base 2: ``g = −log2(−log2 u)``, which keeps the argmax
   equivalent to ``argmax(ln w + Gumbel)`` since ``log2 = ln / ln 2`` is monotone.
 
+Draw methods (Fast path; :mod:`rslab.numerics.methods`)
+-------------------------------------------------------
+``method="gumbel"`` (the default) is the Gumbel-max above. ``method="race"`` and
+``method="invcdf"`` draw the residual and bonus tokens from the linear weights
+instead (:mod:`rslab.draws`): the residual ``w``, and for the bonus row
+``exp2((l − max l)·LOG2E)`` (the softmax numerators, the path's exp2). The race
+is ``argmax w·rcp(E)`` with ``noise`` ``scaled`` (default) or ``naive``; the
+inverse CDF is the first token past ``u·Σw`` in the core's float32 sums with
+``noise`` ``wide48`` (default, three words), ``wide`` (two) or ``u24`` (one). ``noise=None``
+selects the method's default (``div8`` for Gumbel). The Exact path draws with
+Gumbel-max only. The ``score`` diagnostic is the Gumbel score; the other draws
+leave it NaN.
+
 ============  =============================================  =====================================
 path          exact                                          fast
 ============  =============================================  =====================================
@@ -50,6 +63,11 @@ purpose        value     position s          tokens used
 ``RESIDUAL``   1         0..S−1              0..V−1: Gumbel noise of the residual sample
 ``BONUS``      2         S                   0..V−1: Gumbel noise of the bonus sample
 =============  ========  ==================  ==========================================
+
+The race reads the same words as Gumbel-max (token i's word for token i). The
+inverse CDF reads one to three words per row of the ``RESIDUAL`` or ``BONUS``
+row: token 0's (``u₁``); for ``wide`` token 1's (``u₂``); for ``wide48`` tokens
+1 and 2 (the high and low 24 bits of a 48-bit integer).
 
 ===============  ===============================================================================
 Exact (Philox)   ``key = (seed & 0xffffffff, seed >> 32)``; ``counter = (c0, s, r, purpose)``;
@@ -77,6 +95,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from rslab.draws import draw_tokens
 from rslab.numerics.fastlog import (
     DEFAULT_FASTLOG2,
     LOG2E,
@@ -85,6 +104,7 @@ from rslab.numerics.fastlog import (
     precise_log2,
 )
 from rslab.numerics.gumbel import get_noise
+from rslab.numerics.methods import check_method, resolve_noise
 from rslab.numerics.rng import uniform_from_words
 from rslab.randomness import (
     ACCEPT,
@@ -102,6 +122,7 @@ from rslab.randomness import (
 __all__ = [
     "ACCEPT", "BONUS", "RESIDUAL", "PATHS", "LOG2E", "DIAGNOSTICS", "DRAFT_SUM_TOL", "SampleResult",
     "rejection_sample", "target_probs", "gumbel_noise", "residual_weights", "sample_scores",
+    "softmax_numerators", "residual_draw", "bonus_draw",
     "random_words", "random_uniforms", "fast_key", "philox_key", "philox_slot",
     "BONUS_LOGIT_LIMIT", "uniform_from_words", "path_math", "acceptance_probability",
     "accepted_count_law",
@@ -176,24 +197,40 @@ def path_math(path="exact", noise="div8") -> PathMath:
                     np.finfo(np.float32).tiny)  # the SFU log flushes subnormals to 0
 
 
-def softmax_parts(logits, math: PathMath):
-    """``(m, s, p)``: the row max, the float32 sum of exponentials and the probabilities."""
+def _shifted_exp(logits, math: PathMath):
+    """``(m, e)``: the row max and ``e = exp2((l − m)·LOG2E)`` (0 where l = −∞)."""
     m = logits.max(axis=-1, keepdims=True)
     with np.errstate(invalid="ignore", over="ignore"):  # l − m may overflow to −inf: p = 0
         z = (logits - m) * LOG2E
     e = math.exp2(z)
     e[z == -np.inf] = 0
+    return m, e
+
+
+def softmax_parts(logits, math: PathMath):
+    """``(m, s, p)``: the row max, the float32 sum of exponentials and the probabilities."""
+    m, e = _shifted_exp(logits, math)
     s = e.sum(axis=-1, dtype=np.float32, keepdims=True)
     return m, s, e * (np.float32(1) / s)
 
 
-def target_probs(logits, path="exact") -> np.ndarray:
-    """Float32 softmax over the last axis, op by op as the kernels compute it."""
+def _logits_and_math(logits, path):
+    """The float32 ``logits`` as an array (else ``ValueError``) and the path's math."""
     math = path if isinstance(path, PathMath) else path_math(path)
     l = np.asarray(logits)
     if l.dtype != np.float32:
         raise ValueError(f"logits must be float32, got {l.dtype}")
-    return softmax_parts(l, math)[2]
+    return l, math
+
+
+def target_probs(logits, path="exact") -> np.ndarray:
+    """Float32 softmax over the last axis, op by op as the kernels compute it."""
+    return softmax_parts(*_logits_and_math(logits, path))[2]
+
+
+def softmax_numerators(logits, path="exact") -> np.ndarray:
+    """``e = exp2((l − max l)·LOG2E)`` over the last axis (float32, 0 where l = −∞)."""
+    return _shifted_exp(*_logits_and_math(logits, path))[1]
 
 
 def gumbel_noise(path, seed, requests, positions, purpose, tokens, noise="div8") -> np.ndarray:
@@ -244,7 +281,9 @@ def _check_dims(name, shape, expected):
                              f"{dim} = {value}")
 
 
-def _check_inputs(target_logits, draft_probs, draft_token_ids):
+def _check_inputs(target_logits, draft_probs, draft_token_ids, gumbel_bonus: bool = True):
+    """(R, S, V) of valid inputs, else a ValueError naming the argument; ``gumbel_bonus``: the
+    bonus rows are drawn by Gumbel-max over raw logits (their range is then bounded)."""
     l = target_logits
     q = draft_probs
     ids = draft_token_ids
@@ -286,7 +325,8 @@ def _check_inputs(target_logits, draft_probs, draft_token_ids):
             r, s = np.unravel_index(np.argmax(err), err.shape)
             raise ValueError(f"draft_probs row [{r}, {s}] sums to {sums[r, s]:.6g} "
                              f"(|sum − 1| must be ≤ {DRAFT_SUM_TOL})")
-    _check_bonus_rows(l[:, S], S)
+    if gumbel_bonus:
+        _check_bonus_rows(l[:, S], S)
     if ids.size and (ids.min() < 0 or ids.max() >= V):
         raise ValueError(f"draft_token_ids must lie in [0, {V}), got range "
                          f"[{ids.min()}, {ids.max()}]")
@@ -310,10 +350,33 @@ def _check_bonus_rows(bonus, S):
             f"(subtract the row max: softmax is shift-invariant)")
 
 
-def _sample_chunk(rows, l, q, ids, math, seed, out: SampleResult):
+def residual_draw(method, noise, math, seed, requests, position, w):
+    """``(tokens, scores)`` of the residual rows ``w``: Gumbel-max (``scores`` its scores),
+    or a row draw of :mod:`rslab.draws` (``scores`` None)."""
+    if method != "gumbel":
+        return draw_tokens(method, noise, seed, requests, position, RESIDUAL, w), None
+    g = gumbel_noise(math, seed, requests, position, RESIDUAL, np.arange(w.shape[-1]))
+    with np.errstate(divide="ignore"):
+        lw = math.log2(w)
+    scores = sample_scores(lw, g)
+    return scores.argmax(axis=-1), scores
+
+
+def bonus_draw(method, noise, math, seed, requests, position, logits):
+    """``(tokens, scores)`` of the bonus rows, as :func:`residual_draw`."""
+    if method != "gumbel":
+        w = softmax_numerators(logits, math)
+        return draw_tokens(method, noise, seed, requests, position, BONUS, w), None
+    g = gumbel_noise(math, seed, requests, position, BONUS, np.arange(logits.shape[-1]))
+    with np.errstate(invalid="ignore", over="ignore"):  # a far-below logit: −inf
+        lw = logits * LOG2E
+    scores = sample_scores(lw, g)
+    return scores.argmax(axis=-1), scores
+
+
+def _sample_chunk(rows, l, q, ids, math, seed, out: SampleResult, draw=("gumbel", "div8")):
     """Sample the requests ``rows`` (global indices; their inputs are ``l, q, ids``)."""
-    S, V = q.shape[1], l.shape[2]
-    vocab = np.arange(V)
+    S = q.shape[1]
     live = np.arange(rows.size)  # local indices of requests still drafting
     diag = out.diagnostics
     for s in range(S):
@@ -334,38 +397,38 @@ def _sample_chunk(rows, l, q, ids, math, seed, out: SampleResult):
         reject = ~accept
         if reject.any():
             w = residual_weights(p[reject], qrow[reject], math.log2_tiny)
-            g = gumbel_noise(math, seed, rows[live[reject]], s, RESIDUAL, vocab)
-            with np.errstate(divide="ignore"):
-                lw = math.log2(w)
-            _emit(out, rows[live[reject]], s, sample_scores(lw, g))
+            _emit(out, rows[live[reject]], s,
+                  *residual_draw(*draw, math, seed, rows[live[reject]], s, w))
         live = live[accept]
     if live.size:
-        g = gumbel_noise(math, seed, rows[live], S, BONUS, vocab)
-        with np.errstate(invalid="ignore", over="ignore"):  # a far-below logit: −inf
-            lw = l[live, S] * LOG2E
-        _emit(out, rows[live], S, sample_scores(lw, g))
+        _emit(out, rows[live], S, *bonus_draw(*draw, math, seed, rows[live], S, l[live, S]))
 
 
-def _emit(out: SampleResult, rows, position, scores):
-    """Store the sampled token (the argmax of ``scores``) of each row, and its score."""
-    out.tokens[rows, position] = scores.argmax(axis=-1)
-    if out.diagnostics is not None:
+def _emit(out: SampleResult, rows, position, tokens, scores):
+    """Store the sampled token of each row, and its score (the Gumbel draw's, else NaN)."""
+    out.tokens[rows, position] = tokens
+    if out.diagnostics is not None and scores is not None:
         out.diagnostics["score"][rows] = scores.max(axis=-1)
 
 
 def rejection_sample(target_logits, draft_probs, draft_token_ids, *, path="exact", seed=0,
-                     noise="div8", diagnostics=False) -> SampleResult:
+                     noise=None, diagnostics=False, method="gumbel") -> SampleResult:
     """Speculative-decoding rejection sampling; see the module docstring for the semantics.
 
     ``target_logits`` float32 [R, S+1, V] (−inf allowed), ``draft_probs`` float32
     [R, S, V] (rows sum to 1), ``draft_token_ids`` int [R, S]; ``path`` "exact" or
-    "fast"; ``seed`` an integer in [0, 2^64); ``noise`` the Fast path's noise variant.
+    "fast"; ``seed`` an integer in [0, 2^64); ``method`` the Fast path's draw
+    (``gumbel``, ``race`` or ``invcdf``) and ``noise`` its variant (None: the default).
     ``diagnostics=True`` also records the float32 intermediates a kernel reports
     (:attr:`SampleResult.diagnostics`).
     """
-    math = path_math(path, noise)
+    check_method(method)
+    noise = resolve_noise(method, noise)
+    if method != "gumbel" and path != "fast":
+        raise ValueError(f"method: the {path!r} path draws with 'gumbel' only, got {method!r}")
+    math = path_math(path, noise if method == "gumbel" else "div8")
     seed = check_seed(seed)
-    R, S, V = _check_inputs(target_logits, draft_probs, draft_token_ids)
+    R, S, V = _check_inputs(target_logits, draft_probs, draft_token_ids, method == "gumbel")
     if not isinstance(diagnostics, bool):
         raise ValueError(f"diagnostics must be True or False, got {diagnostics!r}")
     diag = None
@@ -378,5 +441,5 @@ def rejection_sample(target_logits, draft_probs, draft_token_ids, *, path="exact
     for start in range(0, R, chunk):
         stop = min(R, start + chunk)
         _sample_chunk(np.arange(start, stop), target_logits[start:stop], draft_probs[start:stop],
-                      draft_token_ids[start:stop], math, seed, out)
+                      draft_token_ids[start:stop], math, seed, out, (method, noise))
     return out

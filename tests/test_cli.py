@@ -58,3 +58,23 @@ def test_bench_prints_the_kernel_table_and_stable_json():
     assert [a["baseline"] for a in out["scenarios"][0]["also_against"]] == \
         ["first translation, halves paired"]
     assert {"sumexp", "residual_gumbel"} <= set(out["loops"])
+
+
+def test_search_knows_the_new_noises():
+    proc = run("search", "--noises", "rangered,race-naive", "--noises-only")
+    assert proc.returncode == 0, proc.stderr
+    for name in ("gumbel-rangered", "race-naive"):
+        assert any(line.strip().startswith(name) for line in proc.stdout.splitlines())
+    proc = run("search", "--noises", "race-wide", "--noises-only")
+    assert proc.returncode == 2 and "--noises" in proc.stderr
+
+
+def test_bench_draws_prints_every_draw_and_checks_tokens():
+    proc = run("bench", "--only", "draws", "--vocab", "2048", "--json")
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)["draws"]
+    names = {r["draw"] for r in out["rows"]}
+    assert {"gumbel-div8", "race-scaled", "invcdf-wide", "gumbel-rangered"} <= names
+    assert out["all_tokens_match"]
+    proc = run("bench", "--only", "no-such")
+    assert "token_laws" in proc.stderr and "draws" in proc.stderr

@@ -10,7 +10,7 @@ import importlib
 from rslab.bench.registry import BENCHMARKS, as_text
 
 MODULES = ("reference", "numerics", "search", "sweep", "pipelining", "machine", "kernels",
-           "dataflow")
+           "dataflow", "draws", "token_laws")
 """The modules of this package that register benchmarks, in the order they run."""
 
 

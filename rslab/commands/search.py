@@ -3,6 +3,8 @@
 ``--scale full`` is the design note's scale (3 seeds × 10^8 screening, 10 seeds ×
 10^8 finals, a 1/16 grid of divisors over [2, 16]); the other flags override
 parts of the preset. Writes ``<output>.json`` and ``<output>.csv`` and prints a table.
+``--noises rangered,race,race-naive`` adds the exact rows of other Gumbel-domain
+noises (``--noises-only``: those rows alone, no divisor search).
 """
 
 import argparse
@@ -33,6 +35,15 @@ def _seeds(text):
     if not seeds:
         raise argparse.ArgumentTypeError(f"no seeds in {text!r}")
     return tuple(seeds)
+
+
+def _noises(text):
+    from rslab.numerics.draw_comparison import parse_variant
+
+    try:
+        return tuple(parse_variant(name) for name in text.split(",") if name.strip())
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _grid(text):
@@ -75,6 +86,10 @@ def configure(p):
     p.add_argument("--chunk", type=_count, metavar="N", help="samples per chunk (memory bound)")
     p.add_argument("--output", default=None, metavar="PATH",
                    help="result files PATH.json and PATH.csv (default results/search-<scale>)")
+    p.add_argument("--noises", type=_noises, metavar="NAME,...",
+                   help="other noises for exact rows: rangered, div32, race, race-naive, ...")
+    p.add_argument("--noises-only", action="store_true",
+                   help="only the exact rows of --noises (skip the divisor search)")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
 
@@ -109,10 +124,30 @@ def print_table(result):
     print("\nseconds: " + ", ".join(f"{k} {v:.1f}" for k, v in result.seconds.items()))
 
 
+def print_noise_rows(rows):
+    print("\nother noises (exact over the 2^24 lattice):")
+    print(f"  {'name':<17}{'lambda':>12}{'E[chi2] 1e9':>13}{'detect N':>11}{'exact KS':>11}"
+          f"{'g_max':>9}{'plateau':>10}")
+    for r in rows:
+        print(f"  {r['name']:<17}{r['lam']:>12.4e}{r['expected_chi2']:>13.1f}{r['detect']:>11.3g}"
+              f"{r['exact_ks']:>11.3e}{r['g_max']:>9.3f}{r['plateau']:>10.2e}")
+
+
 def run(args):
     from rslab.executors import make_executor
+    from rslab.numerics.draw_comparison import noise_rows
     from rslab.numerics.search import output_paths, run_search, search_config
     from rslab.scale import current_scale
+
+    if args.noises_only and not args.noises:
+        raise ValueError("--noises-only needs --noises")
+    extra = noise_rows(args.noises) if args.noises else []
+    if args.noises_only:
+        if args.json:
+            print(json.dumps({"noises": extra}, indent=2, default=str))
+        else:
+            print_noise_rows(extra)
+        return 0
 
     scale = args.scale or current_scale()
     changes = {name: getattr(args, attr) for name, attr in (
@@ -128,8 +163,10 @@ def run(args):
         result = run_search(config, progress=not args.no_progress, executor=executor)
     json_path, csv_path = result.write(output)
     if args.json:
-        print(json.dumps(result.to_dict(), indent=2, default=str))
+        print(json.dumps({**result.to_dict(), "noises": extra}, indent=2, default=str))
     else:
         print_table(result)
+        if extra:
+            print_noise_rows(extra)
     print(f"\nwrote {json_path} and {csv_path}", file=sys.stderr if args.json else sys.stdout)
     return 0

@@ -12,6 +12,9 @@ intermediate, for per-value investigations. With ``fl`` the fast ``log2``
   ``g = −fl(t)``: the second log still has its plateau at ``t ≈ 1``.
 * ``div(k)``:  same ``t``; ``g = −(fl(t/k) + log2 k)`` moves the second log's
   plateau to ``t ≈ k`` (``div8`` and ``div14`` are ``div(8)``, ``div(14)``).
+* ``rangered``: same ``t``; the second log by exponent range reduction
+  (``rslab.numerics.range_reduction``): no input of the fast log is near 1, so
+  the plateau has no mass at all.
 * ``precise``: float64 ``−log2(−log2 u)``, rounded once to float32.
 
 Every float operation between the logs is float32, as on the core; the
@@ -26,6 +29,7 @@ import re
 import numpy as np
 
 from rslab.numerics.fastlog import DEFAULT_FASTLOG2, FastLog2, precise_log2
+from rslab.numerics.range_reduction import rangered_parts
 from rslab.numerics.rng import UNIFORM_BITS, all_uniforms, uniform_from_index
 
 SCALE_GRID_BITS = 10
@@ -113,8 +117,23 @@ class NoisePipeline:
                 uc = u
                 l1 = fl(u)
                 t = -l1
-        tk, l2, g = second_layer_parts(t, self.divisor, fl)
+        tk, l2, g = self.second_layer(t)
         return {"u": u, "uc": uc, "l1": l1, "t": t, "tk": tk, "l2": l2, "g": g}
+
+    def second_layer(self, t):
+        """``(tk, l2, g)`` from the first layer's ``t`` (see ``second_layer_parts``)."""
+        return second_layer_parts(t, self.divisor, self.log2)
+
+
+class RangeReducedPipeline(NoisePipeline):
+    """``rangered``: the scaled first layer, then the range-reduced second log (``tk`` is ``m``)."""
+
+    def __init__(self, log2: FastLog2):
+        super().__init__("rangered", log2, None, scaled=True)
+
+    def second_layer(self, t):
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return rangered_parts(t, self.log2)
 
 
 class _TwoLogPipeline(NoisePipeline):
@@ -198,8 +217,8 @@ def check_divisor(k: float, log2: FastLog2 = DEFAULT_FASTLOG2) -> None:
 
 def get_noise(name: str, *, log2: FastLog2 | None = None) -> NoisePipeline:
     """The pipeline named ``naive``, ``scaled``, ``div8``, ``div14``, ``div(<float>)``,
-    ``precise`` (float64 reference) or ``exact`` (precise float32 logs), using ``log2``
-    (default ``DEFAULT_FASTLOG2``) as the fast log."""
+    ``rangered``, ``precise`` (float64 reference) or ``exact`` (precise float32 logs), using
+    ``log2`` (default ``DEFAULT_FASTLOG2``) as the fast log."""
     if not isinstance(name, str):
         raise ValueError(f"name must be a string, got {type(name).__name__}")
     if log2 is not None and not isinstance(log2, FastLog2):
@@ -214,6 +233,8 @@ def get_noise(name: str, *, log2: FastLog2 | None = None) -> NoisePipeline:
         return NoisePipeline("naive", fl, None, scaled=False)
     if key == "scaled":
         return NoisePipeline("scaled", fl, None, scaled=True)
+    if key == "rangered":
+        return RangeReducedPipeline(fl)
     k = parse_divisor(key)
     if k is not None:
         try:
@@ -223,7 +244,8 @@ def get_noise(name: str, *, log2: FastLog2 | None = None) -> NoisePipeline:
         label = f"div{int(k)}" if k == int(k) else f"div({k:g})"
         return NoisePipeline(label, fl, k, scaled=True)
     raise ValueError(
-        f"unknown noise name {name!r}; expected naive, scaled, div8, div14, div(<float>), precise"
+        f"unknown noise name {name!r}; expected naive, scaled, div8, div14, div(<float>), "
+        "rangered, precise"
     )
 
 

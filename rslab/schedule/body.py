@@ -76,7 +76,8 @@ class Op:
             parts = dst_part + list(srcs)
         else:
             mem = f"[{self.addr.base} + {imm}]" if imm >= 0 else f"[{self.addr.base} - {-imm}]"
-            parts = (list(srcs[:1]) + [mem] + list(srcs[1:]) if self.opcode.startswith("vst")
+            stored = self.opcode.startswith(("vst", "sst"))  # the stored value comes first
+            parts = (list(srcs[:1]) + [mem] + list(srcs[1:]) if stored
                      else dst_part + [mem] + list(srcs))
         return self.opcode + (" " + ", ".join(parts) if parts else "") + self.tail
 

@@ -71,11 +71,19 @@ def expected_results():
     return ch.vocab_caption(768, run_scenarios(768, "fast", progress=False)["scenarios"])
 
 
+def expected_beyond():
+    from rslab.chapters import beyond as ch
+
+    # the Lab kernel runs the chapter at quick scale
+    return ch.tail_figure(ch.swept_draws("quick"), ch.page_vocab("quick"))(tail=0.037)[1]
+
+
 CHAPTERS = {
     # chapter: (page, label of the control, value typed, its text in the status, expected caption)
     "machine": ("02_machine.md", "SFU latency", "17", "SFU latency = 17", expected_machine),
     "div8": ("05_div8.md", "divisor k", "5.5", "divisor k = 5.5", expected_div8),
     "results": ("07_results.md", "vocab V", "768", "vocab V = 768", expected_results),
+    "beyond": ("08_beyond.md", "tail mass", "0.037", "tail mass = 0.037", expected_beyond),
 }
 
 

@@ -17,14 +17,20 @@ from rslab.numerics.gumbel import first_layer_scale
 from rslab.schedule import Op
 
 
-def divisor_noise_ops(k: int, uf: str, regs) -> tuple[list, str]:
-    """(ops, y) of the Div(k) noise of stream k from ``uf`` = u·2^25."""
+def first_layer_ops(k: int, uf: str, regs) -> tuple[list, str]:
+    """(ops, t) of stream k's scaled first layer ``t = log2 c − fl(uf·(c·2^-25))``; with
+    ``scale`` = 2^-25 and ``log2c`` = 0 it is the naive ``t = −fl(u)``."""
     return [Op("vmul.f32", f"gs{k}", (uf, regs["scale"])), Op("vlog2", f"@g1{k}", (f"gs{k}",)),
             Op("vpop", f"g1{k}", (f"@g1{k}",)), Op("vsub.f32", f"gt{k}", (regs["log2c"],
-                                                                         f"g1{k}")),
-            Op("vmul.f32", f"gk{k}", (f"gt{k}", regs["inv_k"])),
-            Op("vlog2", f"@g2{k}", (f"gk{k}",)), Op("vpop", f"g2{k}", (f"@g2{k}",)),
-            Op("vadd.f32", f"gy{k}", (f"g2{k}", regs["log2k"]))], f"gy{k}"
+                                                                         f"g1{k}"))], f"gt{k}"
+
+
+def divisor_noise_ops(k: int, uf: str, regs) -> tuple[list, str]:
+    """(ops, y) of the Div(k) noise of stream k from ``uf`` = u·2^25."""
+    return first_layer_ops(k, uf, regs)[0] + [
+        Op("vmul.f32", f"gk{k}", (f"gt{k}", regs["inv_k"])),
+        Op("vlog2", f"@g2{k}", (f"gk{k}",)), Op("vpop", f"g2{k}", (f"@g2{k}",)),
+        Op("vadd.f32", f"gy{k}", (f"g2{k}", regs["log2k"]))], f"gy{k}"
 
 
 def precise_noise_ops(k: int, u: str, regs) -> tuple[list, str]:

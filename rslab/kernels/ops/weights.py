@@ -27,23 +27,35 @@ def e_load(k: int, u: int, regs) -> Op:
     return Op("vld", f"e{k}", addr=Addr(regs["landed"], PACKED_BYTES * k, 2 * PACKED_BYTES * u))
 
 
-def log_weight_ops(k: int, logit: str, q: str, regs, *, exp2: str = "vexp2",
-                   log2: str = "vlog2", load_q: Op | None = None) -> tuple[list, str]:
-    """(ops, log2 w) of stream k from its logit and q values (``load_q``: the q load, placed
-    just before its use)."""
+def residual_weight_ops(k: int, logit: str, q: str, regs, *, exp2: str = "vexp2",
+                        load_q: Op | None = None) -> tuple[list, str]:
+    """(ops, w) of stream k, the linear weight ``max(p − q, 0)``, from its logit and q values
+    (``load_q``: the q load, placed just before its use)."""
     ops = [Op("vsub.f32", f"z{k}", (logit, regs["max"])),
            Op("vmul.f32", f"zy{k}", (f"z{k}", regs["log2e"])),
            Op(exp2, f"@e{k}", (f"zy{k}",)), Op("vpop", f"e{k}", (f"@e{k}",)),
            Op("vmul.f32", f"p{k}", (f"e{k}", regs["rinv"]))]
     ops += [load_q] if load_q is not None else []
-    return ops + _weight_tail(k, q, regs, log2), f"lw{k}"
+    return ops + _linear_tail(k, q, regs), f"wr{k}"
 
 
-def _weight_tail(k: int, q: str, regs, log2: str) -> list:
-    """``w = max(p − q, 0)`` and its log2."""
+def _linear_tail(k: int, q: str, regs) -> list:
+    """``w = max(p − q, 0)`` from ``p{k}``."""
     return [Op("vsub.f32", f"d{k}", (f"p{k}", q)),
-            Op("vmax.f32", f"wr{k}", (f"d{k}", regs["zero"])),
-            Op(log2, f"@lw{k}", (f"wr{k}",)), Op("vpop", f"lw{k}", (f"@lw{k}",))]
+            Op("vmax.f32", f"wr{k}", (f"d{k}", regs["zero"]))]
+
+
+def _log_tail(k: int, log2: str) -> list:
+    """log2 of ``wr{k}`` on the SFU."""
+    return [Op(log2, f"@lw{k}", (f"wr{k}",)), Op("vpop", f"lw{k}", (f"@lw{k}",))]
+
+
+def log_weight_ops(k: int, logit: str, q: str, regs, *, exp2: str = "vexp2",
+                   log2: str = "vlog2", load_q: Op | None = None) -> tuple[list, str]:
+    """(ops, log2 w) of stream k from its logit and q values (``load_q``: the q load, placed
+    just before its use)."""
+    ops, _ = residual_weight_ops(k, logit, q, regs, exp2=exp2, load_q=load_q)
+    return ops + _log_tail(k, log2), f"lw{k}"
 
 
 def log_weight_from_e_ops(k: int, e: str, q: str, regs, *, log2: str = "vlog2",
@@ -51,4 +63,4 @@ def log_weight_from_e_ops(k: int, e: str, q: str, regs, *, log2: str = "vlog2",
     """(ops, log2 w) of stream k from its stored ``e`` and q values."""
     ops = [Op("vmul.f32", f"p{k}", (e, regs["rinv"]))]
     ops += [load_q] if load_q is not None else []
-    return ops + _weight_tail(k, q, regs, log2), f"lw{k}"
+    return ops + _linear_tail(k, q, regs) + _log_tail(k, log2), f"lw{k}"

@@ -1,0 +1,193 @@
+"""The chapter "Beyond the note": its table, its live figures and its Monte Carlo check.
+
+* :func:`draw_table`: one row per draw with its cycles (:mod:`rslab.kernels.studies.draw_table`)
+  beside the noise and token figures of :mod:`rslab.numerics.draw_comparison`, and the
+  design note's Div8 and Div14 rows (the note's measured χ², nothing else of ours);
+  :func:`shown_table` the columns the page shows, :func:`target_answer` which draws meet
+  the issue's target;
+* :func:`tail_figure` (with :func:`tail_control`): the live figure that recomputes the
+  exact token laws of the peaked target at a tail mass; :func:`method_figure` (with
+  :func:`method_control`) redraws one draw's relative errors from the computed laws;
+* :func:`argmax_montecarlo` draws ``rows`` residual rows of a target with
+:mod:`rslab.reference`'s Fast-path residual draw (request r = 0..rows−1 of one
+seed, so every row has its own key and words) and compares the tokens with
+:func:`rslab.numerics.token_law.run_law` on a partition of the vocabulary into,
+per run, its first token and the rest (ties favour the first: that is where an
+error in the tie rule would show).
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+from scipy import stats as sps
+
+from rslab.kernels.studies.draw_table import NEEDS_MAX, ROW_DRAWS, rowmax_per_packed
+from rslab.numerics import draw_comparison as dc
+from rslab.numerics.methods import resolve_noise, variant_name
+from rslab.numerics.search import NOTE_CHI2_DIV8, NOTE_CHI2_DIV14
+from rslab.numerics.targets import VOCAB
+from rslab.numerics.token_law import run_law
+from rslab.reference import path_math, residual_draw
+from rslab.scale import by_scale
+from rslab.viz import draw_plots as dp
+from rslab.viz.controls import choice_control, float_control
+
+CHUNK_ROWS = 512
+REPRODUCIBILITY = {
+    "gumbel": "bit-exact under any split of the row (per-token words, order-free max)",
+    "race": "bit-exact under any split of the row (per-token words, order-free max)",
+    "invcdf": "bit-exact only with the same summation order (blocks, groups, prefix)",
+}
+NOTE_ROWS = ({"draw": "the note's Div8", "note_chi2": NOTE_CHI2_DIV8},
+             {"draw": "the note's Div14", "note_chi2": NOTE_CHI2_DIV14})
+DETECT_TARGET = 1e10
+"""The issue's target: no bias a blind test sees before 10^10 samples."""
+TAIL_STEP = 1e-3
+
+
+def page_vocab(scale: str | None = None) -> int:
+    """The rows' vocabulary at the current (or the given) scale (the note's at book scale)."""
+    return by_scale(quick=16_384, book=VOCAB, full=VOCAB, scale=scale)
+
+
+def swept_draws(scale: str | None = None) -> tuple:
+    """The draws of the tail-mass figure at the current (or the given) scale."""
+    book = (("gumbel", "div8"),) + dc.INVCDF_VARIANTS
+    return by_scale(quick=(("gumbel", "div8"), ("invcdf", "wide48")), book=book, full=book,
+                    scale=scale)
+
+
+def swept_tails() -> tuple:
+    """The tail masses the tail-mass figure precomputes at the current scale."""
+    return by_scale(quick=(1e-2, 0.1), book=dc.TAIL_MASSES, full=dc.TAIL_MASSES)
+
+
+def argmax_montecarlo(target, method: str, noise, rows: int, *, seed: int = 1) -> dict:
+    """χ² of sampled against exact cell counts (see the module docstring)."""
+    if isinstance(rows, bool) or not isinstance(rows, (int, np.integer)) or rows < 1:
+        raise ValueError(f"rows must be a positive integer, got {rows!r}")
+    noise = resolve_noise(method, noise)
+    if method not in ("gumbel", "race"):
+        raise ValueError(f"method must be 'gumbel' or 'race', got {method!r}")
+    start = time.perf_counter()
+    math = path_math("fast", noise if method == "gumbel" else "div8")
+    w = target.row()
+    tokens = np.concatenate([
+        residual_draw(method, noise, math, seed, req, 0, np.broadcast_to(w, (req.size, w.size)))[0]
+        for req in np.array_split(np.arange(rows), -(-rows // CHUNK_ROWS))])
+    law = run_law(target, method, noise)
+    run = np.searchsorted(np.cumsum(target.counts), tokens, side="right")
+    first = tokens == target.starts[run]
+    drawn = np.concatenate([np.bincount(run[first], minlength=target.levels),
+                            np.bincount(run[~first], minlength=target.levels)])
+    cells = np.concatenate([law.first, law.total - law.first])
+    live = cells > 0
+    expected = rows * cells
+    chi = float(((drawn[live] - expected[live]) ** 2 / expected[live]).sum())
+    df = int(live.sum()) - 1
+    return {"rows": rows, "chi2": chi, "df": df, "p": float(sps.chi2.sf(chi, df)),
+            "drawn_where_exact_is_zero": int(drawn[~live].sum()), "drawn": drawn.tolist(),
+            "expected": expected.tolist(), "seconds": time.perf_counter() - start}
+
+
+def draw_table(loops: list[dict], noise: list[dict], tokens: list[dict], vocab: int) -> list[dict]:
+    """The chapter's table: per draw, cycles per packed vector of the bonus (with the row-max
+    pass where one is needed) and residual rows, the noise bias, the token TV on each target,
+    the samples a blind test needs on the worst target, the tail and the reproducibility.
+    Draws without a loop (Div14: ``t/14`` needs a divide; the Exact path) have no cycles."""
+    by_loop = {(r["draw"], r["kind"]): r for r in loops}
+    by_noise = {r["name"]: r for r in noise}
+    rowmax = rowmax_per_packed(vocab)
+    out = []
+    names = [variant_name(m, n) for m, n in ROW_DRAWS]
+    names += [n for n in dict.fromkeys([r["name"] for r in noise] + [t["method"] for t in tokens])
+              if n not in names]
+    for name in names:
+        method = name.split("-")[0] if "-" in name else "gumbel"
+        row = {"draw": name, "bonus": None, "residual": None}
+        if (name, "bonus") in by_loop:
+            row["bonus"] = by_loop[(name, "bonus")]["cycles_per_packed"] + (
+                rowmax if method in NEEDS_MAX else 0.0)
+            row["residual"] = by_loop[(name, "residual")]["cycles_per_packed"]
+        n = by_noise.get(name)
+        row["expected_chi2"] = n["expected_chi2"] if n else None
+        row["noise_detect"] = n["detect"] if n else None
+        row["g_max"] = n["g_max"] if n else None
+        mine = [t for t in tokens if t["method"] == name]
+        row["tv"] = {t["target"]: t["tv"] for t in mine}
+        row["detect_blind"] = min((t["detect_blind"] for t in mine), default=None)
+        row["detect_aimed"] = min((t["detect_aimed"] for t in mine), default=None)
+        row["reproducibility"] = REPRODUCIBILITY[method]
+        out.append(row)
+    return out + [dict(r) for r in NOTE_ROWS]
+
+
+def shown_table(rows: list[dict], peaked: str) -> list[dict]:
+    """The columns of :func:`draw_table` the page shows (``peaked``: the peaked target's name)."""
+    out = []
+    for r in rows:
+        tv = r.get("tv", {})
+        out.append({"draw": r["draw"], "bonus cycles": r.get("bonus"),
+                    "residual cycles": r.get("residual"),
+                    "E[χ²] 10^9": r.get("expected_chi2", r.get("note_chi2")),
+                    "TV peaked": tv.get(peaked), "TV zipf": tv.get("zipf"),
+                    "TV flat": tv.get("flat"), "blind detect": r.get("detect_blind"),
+                    "aimed detect": r.get("detect_aimed"), "largest g": r.get("g_max"),
+                    "reproducible": r.get("reproducibility")})
+    return out
+
+
+def target_answer(rows: list[dict]) -> dict:
+    """Div8's row, the draws on the core that meet the target (blind detection beyond 10^10
+    on every target at no more cycles than Div8 on either row) and the best of them all."""
+    fast = [r for r in rows if r.get("bonus") is not None and r["detect_blind"] is not None]
+    base = next(r for r in rows if r["draw"] == "gumbel-div8")
+    meets = [r["draw"] for r in fast if r["detect_blind"] > DETECT_TARGET
+             and r["bonus"] <= base["bonus"] and r["residual"] <= base["residual"]]
+    return {"base": base, "meets": meets, "best": max(fast, key=lambda r: r["detect_blind"])}
+
+
+def tail_control(tails) -> object:
+    """The tail mass of the peaked target: 0.001 to 0.5 live, ``tails`` precomputed."""
+    value = 0.1 if 0.1 in tails else tails[0]
+    return float_control("tail", TAIL_STEP, 0.5, step=TAIL_STEP, frames=tails, value=value,
+                         label="tail mass", fmt=lambda t: f"{t:g}")
+
+
+def tail_figure(variants, vocab: int, sweep: dict | None = None):
+    """``draw(tail)`` for a live figure: the samples a blind test needs on ``peaked(tail)``
+    per draw, from the exact token laws, taken from ``sweep`` (:func:`dc.tail_sweep`) when it
+    holds ``tail``, else computed."""
+    sweep = sweep or {}
+
+    def draw(tail: float):
+        tail = round(float(tail), 6)
+        here = sweep if all(tail in s["tail"] for s in sweep.values()) and sweep else \
+            dc.tail_sweep(variants, (tail,), vocab=vocab)
+        detect = {n: s["detect"][s["tail"].index(tail)] for n, s in here.items()}
+        text = f"tail mass {tail:g}, V = {vocab:,}; samples to detect: " + ", ".join(
+            f"{n} {d:.3g}" for n, d in detect.items())
+        return dp.draw_tail_frame(tail, here), text
+
+    return draw
+
+
+def method_control(methods, value: str = "invcdf-wide48") -> object:
+    """The draw whose relative errors are shown (every draw of the computed laws)."""
+    methods = list(dict.fromkeys(methods))
+    return choice_control("method", methods, value=value if value in methods else methods[0],
+                          label="draw")
+
+
+def method_figure(laws: dict, chosen_targets: dict):
+    """``draw(method)`` for a live figure: one draw's relative errors on each target, from
+    the computed laws ``laws`` ((method, target) → row of :func:`dc.token_rows`)."""
+
+    def draw(method: str):
+        tvs = ", ".join(f"{name} {laws[(method, t.name)]['tv']:.2e}"
+                        for name, t in chosen_targets.items())
+        return dp.draw_method_frame(method, laws, chosen_targets), f"{method}: TV {tvs}"
+
+    return draw

@@ -1,0 +1,122 @@
+"""Cycles of every draw on the core: its loops' figures and whole rows against the reference.
+
+* :func:`loop_figures`: II, ResMII, RecMII and the binding resource of a row's
+  loop, the cycles per packed vector (II over the packed vectors an iteration
+  takes) and the II measured in the simulator (two runs differing by whole
+  kernel passes);
+* :func:`row_runs`: whole bonus and residual rows simulated at a vocabulary
+  size, their cycles and whether the token equals the reference's on the same
+  weights and key; a bonus row of the race or the inverse CDF also needs the
+  row max, so its cycles add the row-max pass (:mod:`rslab.kernels.studies.rowmax`,
+  :func:`rowmax_per_packed`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from rslab import reference as ref
+from rslab.kernels.studies.draw_loops import DRAWS, KINDS, draw_program, run_draw
+from rslab.kernels.studies.invcdf_row import PACKED_PER_ITER, invcdf_program, run_invcdf
+from rslab.kernels.studies.rowmax import emit_rowmax, run_rowmax
+from rslab.kernels.studies.steady import steady_state
+from rslab.machine.bf16 import round_to_bf16
+from rslab.numerics.invcdf import INVCDF_NOISES
+from rslab.numerics.methods import variant_name
+from rslab.randomness import BONUS, RESIDUAL, fast_key
+
+ROW_DRAWS = DRAWS + tuple(("invcdf", n) for n in INVCDF_NOISES)
+NEEDS_MAX = ("race", "invcdf")
+
+
+
+def _program(kind, method, noise, n_packed, config):
+    if method == "invcdf":
+        return invcdf_program(kind, noise, n_packed, config=config)
+    return draw_program(kind, method, noise, n_packed, config=config)
+
+
+def loop_figures(kind: str, method: str, noise: str, config=None) -> dict:
+    """Scheduled and measured figures of the loop of one row (see the module docstring)."""
+    from rslab.machine import MachineConfig
+
+    config = config or MachineConfig()
+    per = PACKED_PER_ITER if method == "invcdf" else 1
+    prog = _program(kind, method, noise, 8 * per, config)
+    sch = prog.loop.schedule
+    unroll = prog.loop.expansion.unroll
+    steady = steady_state(lambda it: _program(kind, method, noise, it * per, config).text,
+                          sch.stage_count + 2 * unroll + 2, 2 * unroll, config)
+    return {"draw": variant_name(method, noise), "kind": kind, "ii": sch.ii,
+            "res_mii": sch.bounds.res_mii, "rec_mii": sch.bounds.rec_mii,
+            "binding": binding_units(sch, config), "packed_per_iter": per,
+            "cycles_per_packed": sch.ii / per, "measured_per_packed": steady["ii"] / per,
+            "stalls_per_iter": steady["stalls_per_iter"]}
+
+
+def binding_units(schedule, config) -> str:
+    """Every unit whose bookings reach ResMII (``valu + sfu`` on a tie)."""
+    b = schedule.bounds
+    slots = config.slots
+    tight = [u for u, n in b.usage.items() if n and -(-n // slots[u]) == b.res_mii]
+    return " + ".join(tight) or b.res_binding
+
+
+def row_inputs(vocab: int, seed: int = 0) -> dict:
+    """One BF16 logits row, a draft row q, and what the reference derives from them."""
+    rng = np.random.default_rng([seed, 18])
+    logits = round_to_bf16((rng.standard_normal(vocab) * 3).astype(np.float32))
+    q = rng.dirichlet(np.ones(vocab)).astype(np.float32)
+    e = ref.softmax_numerators(logits[None], "fast")
+    r = np.float32(1) / e.sum(dtype=np.float32)
+    p = e * r
+    return {"logits": logits, "q": q, "m": float(logits.max()), "r": float(r), "bonus": e,
+            "residual": ref.residual_weights(p, q[None])}
+
+
+def reference_token(kind, method, noise, inputs, seed, request, position) -> int:
+    """The reference's token for the row (the Fast path, the same key and weights)."""
+    math = ref.path_math("fast", noise if method == "gumbel" else "div8")
+    requests = np.array([request])
+    if kind == "residual":
+        draw = ref.residual_draw(method, noise, math, seed, requests, position,
+                                 inputs["residual"])
+    else:
+        draw = ref.bonus_draw(method, noise, math, seed, requests, position,
+                              inputs["logits"][None])
+    return int(draw[0][0])
+
+
+def run_row(kind: str, method: str, noise: str, inputs: dict, key: int):
+    """Simulate one row's draw on the core (``inputs`` of :func:`row_inputs`)."""
+    kw = {"q": inputs["q"], "m": inputs["m"], "r": inputs["r"], "key": key}
+    if method == "invcdf":
+        return run_invcdf(kind, noise, inputs["logits"], **kw)
+    return run_draw(kind, method, noise, inputs["logits"], **kw)
+
+
+def row_runs(vocab: int, *, seed: int = 0, request: int = 1, position: int = 0,
+             draws=ROW_DRAWS, progress: bool = False) -> list[dict]:
+    """Whole rows of every draw simulated at ``vocab`` (see the module docstring)."""
+    from tqdm.auto import tqdm
+
+    inputs = row_inputs(vocab, seed)
+    max_cycles = run_rowmax(inputs["logits"])[1].cycles
+    rows = []
+    jobs = [(k, m, n) for m, n in draws for k in KINDS]
+    for kind, method, noise in tqdm(jobs, desc="rows on the core", disable=not progress,
+                                    leave=False):
+        key = int(fast_key(seed, request, position, BONUS if kind == "bonus" else RESIDUAL)[0])
+        res = run_row(kind, method, noise, inputs, key)
+        extra = max_cycles if kind == "bonus" and method in NEEDS_MAX else 0
+        rows.append({"draw": variant_name(method, noise), "kind": kind, "cycles": res.cycles,
+                     "rowmax_cycles": extra, "total_cycles": res.cycles + extra,
+                     "token": res.token,
+                     "matches_reference": res.token == reference_token(
+                         kind, method, noise, inputs, seed, request, position)})
+    return rows
+
+
+def rowmax_per_packed(vocab: int) -> float:
+    """Cycles per packed vector of the row-max pass a bonus race or inverse CDF needs first."""
+    return float(emit_rowmax(vocab).passes[0].cycles_per_vector)

@@ -1,0 +1,124 @@
+"""Figures of the chapter "Beyond the note": cycles, token errors, tails and the two sliders.
+
+Every function takes the data computed by :mod:`rslab.numerics.draw_comparison`
+and :mod:`rslab.chapters.beyond` and returns a matplotlib figure.
+"""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+from rslab.viz import tables
+
+DETECT_TARGET = 1e10
+
+
+def plot_cycles(loops: list[dict]):
+    """Cycles per packed vector of each draw, bonus and residual rows side by side."""
+    names = list(dict.fromkeys(r["draw"] for r in loops))
+    by = {(r["draw"], r["kind"]): r["cycles_per_packed"] for r in loops}
+    x = np.arange(len(names))
+    fig, ax = plt.subplots(figsize=(9, 3.6))
+    for i, kind in enumerate(("bonus", "residual")):
+        vals = [by[(n, kind)] for n in names]
+        ax.bar(x + (i - 0.5) * 0.38, vals, 0.38, label=f"{kind} row", color=f"C{i}")
+        ax.axhline(by[("gumbel-div8", kind)], color=f"C{i}", ls=":", lw=1)
+    ax.set_xticks(x, names, rotation=20, ha="right", fontsize=8)
+    ax.set(ylabel="cycles per packed vector", title="the row loops at II = ResMII "
+           "(dotted: Div8)")
+    ax.grid(axis="y", alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def _rel_panel(ax, law, target, title):
+    x = target.starts + 1
+    ax.plot(x, law["run_rel"], ".-", ms=3, lw=0.8, label="whole run (mean per token)")
+    ax.plot(x, law["first_rel"], "x", ms=3, lw=0.8, label="first token of the run")
+    ax.axhline(0, color="k", lw=0.6)
+    ax.set(xscale="log", xlabel="token index + 1", title=title)
+    ax.set_yscale("symlog", linthresh=1e-5)
+    ax.grid(alpha=0.3, which="both")
+
+
+def draw_method_frame(method: str, laws: dict, chosen_targets: dict):
+    """Slider frame: the relative error P/p − 1 of one draw on each target, per run."""
+    fig, axes = plt.subplots(1, len(chosen_targets), figsize=(11, 3.4), sharey=True)
+    for ax, (name, target) in zip(np.atleast_1d(axes), chosen_targets.items(), strict=True):
+        law = laws[(method, target.name)]
+        _rel_panel(ax, law, target, f"{name}: TV {law['tv']:.2e}")
+    np.atleast_1d(axes)[0].set_ylabel("P / p − 1")
+    np.atleast_1d(axes)[0].legend(fontsize=7)
+    fig.suptitle(method, fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def draw_tail_frame(tail: float, sweep: dict):
+    """Slider frame: samples a blind test needs, per draw, on the peaked target at ``tail``."""
+    names = list(sweep)
+    vals = [sweep[n]["detect"][sweep[n]["tail"].index(tail)] for n in names]
+    fig, ax = plt.subplots(figsize=(8, 3.4))
+    finite = [v if np.isfinite(v) else 1e30 for v in vals]
+    colors = ["C2" if v > DETECT_TARGET else "C3" for v in finite]
+    ax.barh(np.arange(len(names)), finite, color=colors)
+    ax.axvline(DETECT_TARGET, color="k", ls="--", lw=1, label="10^10 samples")
+    ax.set_yticks(np.arange(len(names)), names, fontsize=8)
+    ax.set(xscale="log", xlabel="samples until a χ² test sees the bias",
+           title=f"peaked target, tail mass {tail:g}", xlim=(1, 1e16))
+    ax.grid(axis="x", alpha=0.3, which="both")
+    ax.legend(fontsize=8, loc="lower right")
+    fig.tight_layout()
+    return fig
+
+
+def plot_tail_tv(sweep: dict):
+    """Total variation on the peaked target against its tail mass, per draw."""
+    fig, ax = plt.subplots(figsize=(7, 3.6))
+    for i, (name, s) in enumerate(sweep.items()):
+        ax.plot(s["tail"], s["tv"], "o-", ms=4, color=f"C{i}", label=name)
+    ax.plot(s["tail"], s["tail"], "k:", lw=1, label="the whole tail")
+    ax.set(xscale="log", yscale="log", xlabel="tail mass of the peaked target",
+           ylabel="total variation", title="exact TV against the tail mass")
+    ax.grid(alpha=0.3, which="both")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+def plot_quantisation(q: dict):
+    """The tail tokens' chances under the one-word and the two-word inverse CDF."""
+    fig, ax = plt.subplots(figsize=(8, 3.4))
+    p = q["token_p"]
+    for i, noise in enumerate(n for n in q if isinstance(q[n], dict)):
+        vals, counts = np.unique(q[noise]["probs"], return_counts=True)
+        ax.plot(vals / p, counts, "osd"[i % 3], color=f"C{i}", ms=5, alpha=0.8,
+                label=f"{noise}: {len(vals)} distinct values")
+    ax.axvline(1, color="k", lw=0.8, ls=":", label="the target")
+    ax.set(xscale="symlog", yscale="log", xlabel="P(token) / p(token)",
+           ylabel="tail tokens", title=f"tail tokens of p = {p:.2e} < 2^-24 = "
+           f"{q['lattice_step']:.2e}")
+    ax.grid(alpha=0.3, which="both")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def table_cell(column: str, value) -> str:
+    """Cells of the chapter's tables: floats to 3 significant digits, None and inf as —/∞."""
+    if value is None:
+        return "—"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        if np.isinf(value):
+            return "∞"
+        return f"{value:.1f}" if "χ²" in column else f"{value:.3g}"
+    return str(value)
+
+
+def markdown(rows: list[dict], columns: list[str] | None = None) -> str:
+    """A Markdown table with :func:`table_cell` formatting."""
+    return tables.markdown_table(rows, columns, fmt=table_cell)

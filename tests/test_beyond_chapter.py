@@ -1,0 +1,54 @@
+"""The chapter "Beyond the note": its live figures recompute the exact laws, its table's verdict."""
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import pytest  # noqa: E402
+
+from rslab.chapters import beyond as ch  # noqa: E402
+from rslab.numerics import draw_comparison as dc  # noqa: E402
+from rslab.numerics.targets import flat  # noqa: E402
+from rslab.viz.widgets import live_figure  # noqa: E402
+
+V = 2048
+DRAWS = (("invcdf", "u24"), ("invcdf", "wide48"))
+
+
+def test_tail_figure_recomputes_the_exact_laws_at_a_new_tail_mass():
+    sweep = dc.tail_sweep(DRAWS, (0.1,), vocab=V)
+    draw = ch.tail_figure(DRAWS, V, sweep)
+    widget = live_figure(draw, ch.tail_control((0.1,)))
+    widget.set(tail=0.003)
+    fresh = dc.tail_sweep(DRAWS, (0.003,), vocab=V)
+    expected = ", ".join(f"{n} {s['detect'][0]:.3g}" for n, s in fresh.items())
+    assert expected in widget.caption.value
+    assert "0.003" in widget.status.value and widget.draw_calls == 2
+    assert draw(tail=0.1)[1] != draw(tail=0.003)[1]
+
+
+def test_tail_control_rejects_a_frame_outside_its_range():
+    with pytest.raises(ValueError, match="frame"):
+        ch.tail_control((0.9,))
+
+
+def test_method_figure_redraws_from_the_computed_laws():
+    laws = {(r["method"], r["target"]): r
+            for r in dc.token_rows(DRAWS, ("flat",), vocab=V, exact_path=False)}
+    targets = {"flat": flat(V)}
+    widget = live_figure(ch.method_figure(laws, targets),
+                         ch.method_control(m for m, _ in laws))
+    assert widget.draw_calls == 2  # both options precomputed
+    tv = laws[("invcdf-u24", "flat")]["tv"]
+    widget.set(method="invcdf-u24")
+    assert f"{tv:.2e}" in widget.caption.value
+
+
+def test_target_answer_needs_blind_detection_beyond_1e10_at_no_more_cycles():
+    rows = [{"draw": "gumbel-div8", "bonus": 19.0, "residual": 25.0, "detect_blind": 1e3},
+            {"draw": "slow-but-clean", "bonus": 30.0, "residual": 7.0, "detect_blind": 1e12},
+            {"draw": "fast-and-clean", "bonus": 9.0, "residual": 7.0, "detect_blind": 1e11},
+            {"draw": "the note's Div8", "note_chi2": 1.0}]
+    answer = ch.target_answer(rows)
+    assert answer["meets"] == ["fast-and-clean"]
+    assert answer["best"]["draw"] == "slow-but-clean"
