@@ -1,6 +1,6 @@
 # rslab: build the book, run the tests, open the chapters, run the benchmarks.
 #   make book   the book at RSLAB_SCALE=book (default), executing every page
-#   make test   ruff + pytest (every page at quick) + the book at quick + the browser tests
+#   make test   ruff + pytest + the book at quick (every page executed) + the browser tests
 #   make lab    Jupyter Lab on book/, chapters open as notebooks (the package's book extra)
 #   make fuzz   the property tests' long profile (many thousands of random inputs)
 #   make sweep-full  the full design-space sweep on Dask (rslab sweep --scale full)
@@ -15,7 +15,7 @@ LAB_SETTINGS := $(VENV)/share/jupyter/lab/settings/overrides.json
 BOOK_EXTRA := $(VENV)/.book-extra
 
 .PHONY: all venv book test lint pytest book-quick browser-test chromium web-assets lab lab-settings \
-        lab-screenshot live-test bench fuzz sweep-full test-heavy clean
+        lab-screenshot live-test bench fuzz sweep-full test-heavy test-pages clean
 
 all: test
 
@@ -40,7 +40,12 @@ lint: $(STAMP)
 	$(BIN)/ruff check rslab tests _ext
 
 pytest: $(STAMP)
-	RSLAB_SCALE=quick $(BIN)/python -m pytest -q -m "not browser and not heavy"
+	RSLAB_SCALE=quick $(BIN)/python -m pytest -q -m "not browser and not heavy and not pages"
+
+# Each page executed on its own at quick scale, a test per page (make test's book build
+# executes them all at once).
+test-pages: $(STAMP)
+	RSLAB_SCALE=quick $(BIN)/python -m pytest -q -m pages tests/test_book_pages.py
 
 # The exhaustive checks make test leaves out (the inverse CDF's law against brute force).
 test-heavy: $(STAMP)

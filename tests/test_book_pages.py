@@ -1,4 +1,8 @@
-"""Every page listed in _toc.yml executes without error (at RSLAB_SCALE=quick)."""
+"""Every page listed in _toc.yml executes without error (at RSLAB_SCALE=quick).
+
+The executions are marked ``pages`` and run by ``make test-pages``, one test per page: in
+``make test`` the quick book build executes every page and fails on any cell's error
+(``tests/test_failing_page.py``), so running them twice there would only cost time."""
 
 import os
 
@@ -19,6 +23,7 @@ def test_every_book_page_is_in_the_toc():
     assert not orphans, f"pages not in _toc.yml (they would not be built): {orphans}"
 
 
+@pytest.mark.pages
 @pytest.mark.parametrize("page", PAGES, ids=[p.stem for p in PAGES])
 def test_page_executes(page, monkeypatch):
     monkeypatch.setenv("RSLAB_SCALE", os.environ.get("RSLAB_SCALE", "quick"))
