@@ -5,9 +5,9 @@ Each point schedules the sum-exp loop for one machine variant, runs it on the
 simulator and measures its steady state (``pipeline_bench.sumexp_point``).
 """
 
-import contextlib
 import functools
-import io
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -73,15 +73,15 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
 def command_output(*argv) -> str:
-    """What ``rslab ARGV...`` prints, run in this process (the chapter's worked example)."""
-    from rslab.cli import main
-
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        status = main([str(a) for a in argv], prog="rslab")
-    if status:
-        raise ValueError(f"rslab {' '.join(map(str, argv))} exited with status {status}")
-    return out.getvalue()
+    """What ``rslab ARGV...`` prints, run as a reader runs it (``python -m rslab`` in a
+    subprocess of this interpreter: the chapter's worked example)."""
+    args = [str(a) for a in argv]
+    proc = subprocess.run([sys.executable, "-m", "rslab", *args], capture_output=True,
+                          text=True, timeout=600)
+    if proc.returncode:
+        raise ValueError(f"rslab {' '.join(args)} exited with status {proc.returncode}: "
+                         f"{proc.stderr.strip()}")
+    return proc.stdout
 
 
 def example_row(path, n_packed: int = 64, seed: int = 0):
