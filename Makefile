@@ -59,7 +59,7 @@ chromium:
 	test -x $(CHROMIUM) || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium)
 
 browser-test: $(STAMP) chromium lab-settings
-	RSLAB_REQUIRE_BOOK=1 $(BIN)/python -m pytest -q -m browser tests/browser
+	RSLAB_REQUIRE_BOOK=1 $(BIN)/python -m pytest -q -m "browser and not live_extra" tests/browser
 
 test: lint pytest book-quick browser-test
 
