@@ -240,27 +240,32 @@ CLI_TOKENS = ["--samples", "--grid", "--divisors", "--screen-seeds", "--final-se
               "/dev/null/x", str(OUT)]
 
 
+def assert_exits_cleanly(argv):
+    """``rslab ARGV`` exits 0, or 2 with one ``error:`` line and no traceback."""
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        try:
+            status = cli.main(argv)
+        except SystemExit as exc:
+            status = exc.code
+    assert status in (0, 2, None), status
+    if status == 2:
+        lines = [line for line in err.getvalue().splitlines() if "error:" in line]
+        assert len(lines) == 1 and "Traceback" not in err.getvalue(), err.getvalue()
+
+
 @examples("cli")
 @given(command=st.sampled_from(["search", "bench", "nope", "--version"]),
        argv=st.lists(st.sampled_from(CLI_TOKENS), max_size=6))
 def test_random_command_lines_exit_cleanly_with_one_error_line(command, argv):
     """Everything up to the work itself runs (parsing, the configuration, the output check);
     the search and the benchmarks are replaced by stubs."""
-    err = io.StringIO()
     with mock.patch("rslab.numerics.search.run_search") as search, \
             mock.patch("rslab.commands.search.print_table"), \
-            mock.patch("rslab.bench.run", return_value={}), \
-            contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+            mock.patch("rslab.bench.run", return_value={}):
         search.return_value.write.return_value = ("a.json", "a.csv")
         search.return_value.to_dict.return_value = {}
-        try:
-            status = cli.main([command, *argv])
-        except SystemExit as exc:
-            status = exc.code
-    assert status in (0, 2, None), status
-    if status == 2:
-        lines = [line for line in err.getvalue().splitlines() if "error:" in line]
-        assert len(lines) == 1 and "Traceback" not in err.getvalue()
+        assert_exits_cleanly([command, *argv])
 
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
@@ -284,18 +289,9 @@ def test_random_tool_command_lines_exit_cleanly_with_one_error_line(command, arg
     """``rslab sim``, ``pipeline`` and ``sweep`` on random argument lists (files valid, garbage,
     runaway and missing; standard input a short program): exit 0, or 2 with one error line;
     the sweep's enumeration is replaced by a stub."""
-    err = io.StringIO()
     with mock.patch("rslab.numerics.sweep.run_sweep") as sweep, \
             mock.patch("rslab.commands.sweep.print_table"), \
-            mock.patch("sys.stdin", io.StringIO("sli s1, 3\nhalt\n")), \
-            contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+            mock.patch("sys.stdin", io.StringIO("sli s1, 3\nhalt\n")):
         sweep.return_value.write.return_value = ("a.json", "a.csv")
         sweep.return_value.to_dict.return_value = {}
-        try:
-            status = cli.main([command, *argv])
-        except SystemExit as exc:
-            status = exc.code
-    assert status in (0, 2, None), status
-    if status == 2:
-        lines = [line for line in err.getvalue().splitlines() if "error:" in line]
-        assert len(lines) == 1 and "Traceback" not in err.getvalue(), err.getvalue()
+        assert_exits_cleanly([command, *argv])
