@@ -10,6 +10,11 @@ float32 weights ``w`` [n, V] of n rows (residual weights, or the bonus row's
 * ``invcdf``: :func:`rslab.numerics.invcdf.pick` with the row's words of tokens 0
   (``u₁``), 1 (``u₂``, ``wide``), or 1 and 2 (the 48-bit K, ``wide48``).
 
+A row the draw sees as empty — no positive race score, or an inverse-CDF total of 0 —
+gets the token ``EMPTY`` (−1): the reference then draws it from p
+(:func:`rslab.reference.residual_draw`), as a kernel does when its best score stays 0
+or its float32 total is 0.
+
 The words are those of :mod:`rslab.randomness` for (seed, request, position,
 purpose), as for the Gumbel draw.
 """
@@ -23,6 +28,9 @@ from rslab.numerics.methods import check_method, resolve_noise
 from rslab.numerics.race import race_multiplier
 from rslab.numerics.rng import uniform_from_words
 from rslab.randomness import random_uniforms, random_words
+
+EMPTY = -1
+"""The token of a row the draw sees no weight in."""
 
 
 def race_scores(w, u, noise: str) -> np.ndarray:
@@ -40,15 +48,28 @@ def draw_tokens(method: str, noise, seed, requests, position, purpose, w) -> np.
     w = np.asarray(w, np.float32)
     if method == "race":
         u = random_uniforms("fast", seed, requests, position, purpose, np.arange(w.shape[-1]))
-        return race_scores(w, u, noise).argmax(axis=-1)
+        scores = race_scores(w, u, noise)
+        return np.where((scores > 0).any(axis=-1), scores.argmax(axis=-1), EMPTY)
     if method == "invcdf":
-        words = random_words("fast", seed, requests, position, purpose,
-                             np.arange(invcdf.words_per_row(noise)))
-        u = uniform_from_words(words)
-        second = None
-        if noise == "wide":
-            second = u[:, 1]
-        elif noise == "wide48":
-            second = invcdf.wide_integer(words[:, 1], words[:, 2])
-        return invcdf.pick(invcdf.prefix(w), noise, u[:, 0], second)
+        return _invcdf_tokens(noise, seed, requests, position, purpose, w)
     raise ValueError("method: the Gumbel draw lives in rslab.reference")
+
+
+def _invcdf_tokens(noise, seed, requests, position, purpose, w) -> np.ndarray:
+    """The inverse CDF's token of each row, ``EMPTY`` where its float32 total is 0."""
+    words = random_words("fast", seed, requests, position, purpose,
+                         np.arange(invcdf.words_per_row(noise)))
+    u = uniform_from_words(words)
+    second = None
+    if noise == "wide":
+        second = u[:, 1]
+    elif noise == "wide48":
+        second = invcdf.wide_integer(words[:, 1], words[:, 2])
+    sums = invcdf.prefix(w)
+    live = sums.total > 0
+    tokens = np.full(w.shape[0], EMPTY, np.int64)
+    if live.any():
+        kept = invcdf.Prefix(sums.blocks[live], sums.block_sums[live], sums.group_prefix[live])
+        tokens[live] = invcdf.pick(kept, noise, u[live, 0],
+                                   None if second is None else second[live])
+    return tokens

@@ -19,6 +19,8 @@ Float32 semantics (what a kernel reproduces)
 * residual: ``w = max(p − q, 0)`` in float32; if no ``w`` has a finite ``log2`` — all are 0,
   or, on the Fast path, all below the smallest normal float32, which the SFU log flushes —
   the residual is empty and ``w = p`` (sample from p, with the same residual noise row).
+  The race and the inverse CDF see the row their own way: it is empty when no race score
+  is positive, or when the float32 total is 0 (:mod:`rslab.draws`).
   ``score_i = log2(w_i) + g_i``.
 * bonus: ``score_i = l_i·LOG2E + g_i`` over the raw logits of row S. This is shift-invariant
   only while float32 resolves the score finely: a bonus row whose max logit exceeds
@@ -95,7 +97,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rslab.draws import draw_tokens
+from rslab.draws import EMPTY, draw_tokens
 from rslab.numerics.fastlog import (
     DEFAULT_FASTLOG2,
     LOG2E,
@@ -350,11 +352,17 @@ def _check_bonus_rows(bonus, S):
             f"(subtract the row max: softmax is shift-invariant)")
 
 
-def residual_draw(method, noise, math, seed, requests, position, w):
+def residual_draw(method, noise, math, seed, requests, position, w, p=None):
     """``(tokens, scores)`` of the residual rows ``w``: Gumbel-max (``scores`` its scores),
-    or a row draw of :mod:`rslab.draws` (``scores`` None)."""
+    or a row draw of :mod:`rslab.draws` (``scores`` None), whose empty rows are drawn from
+    ``p`` (with the same words) when it is given."""
     if method != "gumbel":
-        return draw_tokens(method, noise, seed, requests, position, RESIDUAL, w), None
+        tokens = draw_tokens(method, noise, seed, requests, position, RESIDUAL, w)
+        empty = tokens == EMPTY
+        if p is not None and empty.any():
+            tokens[empty] = draw_tokens(method, noise, seed, np.asarray(requests)[empty],
+                                        position, RESIDUAL, p[empty])
+        return tokens, None
     g = gumbel_noise(math, seed, requests, position, RESIDUAL, np.arange(w.shape[-1]))
     with np.errstate(divide="ignore"):
         lw = math.log2(w)
@@ -396,9 +404,13 @@ def _sample_chunk(rows, l, q, ids, math, seed, out: SampleResult, draw=("gumbel"
         out.num_accepted[rows[live[accept]]] += 1
         reject = ~accept
         if reject.any():
-            w = residual_weights(p[reject], qrow[reject], math.log2_tiny)
+            pr, qr = p[reject], qrow[reject]
+            if draw[0] == "gumbel":
+                w, keep = residual_weights(pr, qr, math.log2_tiny), None
+            else:
+                w, keep = np.maximum(pr - qr, np.float32(0)), pr
             _emit(out, rows[live[reject]], s,
-                  *residual_draw(*draw, math, seed, rows[live[reject]], s, w))
+                  *residual_draw(*draw, math, seed, rows[live[reject]], s, w, keep))
         live = live[accept]
     if live.size:
         _emit(out, rows[live], S, *bonus_draw(*draw, math, seed, rows[live], S, l[live, S]))

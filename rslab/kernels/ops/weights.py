@@ -58,9 +58,17 @@ def log_weight_ops(k: int, logit: str, q: str, regs, *, exp2: str = "vexp2",
     return ops + _log_tail(k, log2), f"lw{k}"
 
 
+def residual_weight_from_e_ops(k: int, e: str, q: str, regs, *,
+                               load_q: Op | None = None) -> tuple[list, str]:
+    """(ops, w) of stream k, the linear weight ``max(p − q, 0)``, from its stored ``e`` and q
+    values."""
+    ops = [Op("vmul.f32", f"p{k}", (e, regs["rinv"]))]
+    ops += [load_q] if load_q is not None else []
+    return ops + _linear_tail(k, q, regs), f"wr{k}"
+
+
 def log_weight_from_e_ops(k: int, e: str, q: str, regs, *, log2: str = "vlog2",
                           load_q: Op | None = None) -> tuple[list, str]:
     """(ops, log2 w) of stream k from its stored ``e`` and q values."""
-    ops = [Op("vmul.f32", f"p{k}", (e, regs["rinv"]))]
-    ops += [load_q] if load_q is not None else []
-    return ops + _linear_tail(k, q, regs) + _log_tail(k, log2), f"lw{k}"
+    ops, _ = residual_weight_from_e_ops(k, e, q, regs, load_q=load_q)
+    return ops + _log_tail(k, log2), f"lw{k}"

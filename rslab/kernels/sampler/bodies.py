@@ -5,21 +5,35 @@
   float32 halves at ``S_FB`` (dataflow (a′));
 - :func:`sumexp_loop_body`: the pipelined sum-exp (precise exp2 on the Exact path),
   reading the landed halves when the row max stored them;
-- :func:`final_body`: one iteration of the residual or bonus Gumbel-argmax row
+- :func:`final_body`: one iteration of the residual or bonus argmax row
   (:func:`final_scores` its scores), and :func:`recompute_body`: the winning
-  iteration of a block-argmax row recomputed, to find its token.
+  iteration of a block-argmax row recomputed, to find its token. The row draws
+  with Gumbel-max (score ``x − y``, the noise g = −y: Div(k), or the range-reduced
+  second log) or with the race (score ``w·R``, ``R = rcp(E)``; the bonus row's
+  weights ``exp2((l − m)·LOG2E)`` need its row max first), ``draw`` of
+  :mod:`rslab.kernels.sampler.draws`.
 """
 
 from __future__ import annotations
 
 from rslab.kernels.ops.argmax import argmax_update_ops
 from rslab.kernels.ops.block_argmax import block_argmax_ops, candidate_ops
-from rslab.kernels.ops.noise import divisor_noise_ops, precise_noise_ops
+from rslab.kernels.ops.noise import divisor_noise_ops, first_layer_ops, precise_noise_ops
 from rslab.kernels.ops.philox import philox_ops, philox_split
+from rslab.kernels.ops.race import race_multiplier_ops, race_score_op
+from rslab.kernels.ops.rangered import rangered_noise_ops
 from rslab.kernels.ops.rowmax import rowmax_body as _rowmax_body
-from rslab.kernels.ops.sumexp import float_half, packed_loads, sumexp_body
+from rslab.kernels.ops.sumexp import exp_step, float_half, packed_loads, sumexp_body
 from rslab.kernels.ops.uniform import uniform_ops
-from rslab.kernels.ops.weights import e_load, log_weight_from_e_ops, log_weight_ops, q_load
+from rslab.kernels.ops.weights import (
+    e_load,
+    log_weight_from_e_ops,
+    log_weight_ops,
+    q_load,
+    residual_weight_from_e_ops,
+    residual_weight_ops,
+)
+from rslab.kernels.sampler.draws import DEFAULT_DRAW, DRAW_REGS, needs_row_max
 from rslab.kernels.sampler.registers import (
     REGS,
     TOKEN_OFFSETS,
@@ -55,15 +69,19 @@ ARGMAX = ("streams", "block")
 SOURCES = ("packed", "landed", "e")
 
 
-def _check_row(kind, path, u, source, counters, argmax):
+def _check_row(kind, path, u, source, counters, argmax, draw):
     if kind not in ("residual", "bonus"):
         raise ValueError(f"kind must be 'residual' or 'bonus', got {kind!r}")
     for name, value, known in (("source", source, SOURCES), ("counters", counters, COUNTERS),
                                ("argmax", argmax, ARGMAX)):
         if value not in known:
             raise ValueError(f"{name} must be one of {known}, got {value!r}")
-    if source != "packed" and kind != "residual":
-        raise ValueError("only the residual row reads landed float32 halves or stored e")
+    if draw[0] not in ("gumbel", "race"):
+        raise ValueError(f"draw: an argmax row draws with 'gumbel' or 'race', got {draw!r}")
+    if kind == "bonus" and source != "packed" and not (source == "landed"
+                                                       and needs_row_max(draw)):
+        raise ValueError("the bonus row reads landed float32 halves only after its row max, "
+                         "and never the stored e")
     if path == "exact" and u != 2:
         raise ValueError("the Exact path's final rows take u = 2 (one Philox block)")
     if path == "fast" and u > 1 and counters != "own":
@@ -94,6 +112,33 @@ def _stream_word(body, k, path, counters, words):
     return f"w{k}"
 
 
+def _noise(path, draw, k, uname) -> tuple[list, str]:
+    """Stream k's noise value: ``y`` (g = −y) for Gumbel-max, ``R = rcp(E)`` for the race."""
+    if path != "fast":
+        return precise_noise_ops(k, uname, REGS)
+    method, noise = draw
+    if method == "race":
+        return race_multiplier_ops(k, uname, REGS)
+    if noise == "rangered":
+        first, t = first_layer_ops(k, uname, REGS)
+        ops, y = rangered_noise_ops(k, t, DRAW_REGS)
+        return first + ops, y
+    return divisor_noise_ops(k, uname, REGS)
+
+
+def _linear_term(body, kind, k, u, source):
+    """Stream k's linear weight: the bonus ``exp2((l − m)·LOG2E)``, the residual's ``w``."""
+    if source == "e":
+        body.append(e_load(k, u, REGS))
+        ops, w = residual_weight_from_e_ops(k, f"e{k}", f"q{k}", REGS, load_q=q_load(k, u, REGS))
+    else:
+        body.append(float_half(k, u, REGS, landed=source == "landed"))
+        ops, w = (exp_step(k, f"l{k}", REGS) if kind == "bonus" else
+                  residual_weight_ops(k, f"l{k}", f"q{k}", REGS, load_q=q_load(k, u, REGS)))
+    body += ops
+    return w
+
+
 def _logit_term(body, kind, path, k, u, source):
     """Stream k's ``x``: l·LOG2E (bonus) or log2 of the residual weight."""
     if kind == "bonus":
@@ -116,16 +161,17 @@ def _logit_term(body, kind, path, k, u, source):
 
 def final_scores(kind: str, path: str, u: int, *, source: str = "packed",
                  counters: str = "offsets", argmax: str = "streams", hoisted=None,
-                 after=None) -> list:
+                 after=None, draw=DEFAULT_DRAW) -> list:
     """The ops of one iteration of a final row up to its scores ``sc{k}`` (k < 2u).
 
     ``source``: the residual's logits as the packed row, the landed float32 halves, or
     the e the sum-exp pass stored; ``counters``: Fast token indices as one counter plus
     offsets, or one counter per stream; ``hoisted`` (Exact): the registers of the Philox
     values computed before the loop (:func:`hoisted_philox`), or None to compute it all;
-    ``after(k)``: ops placed right after stream k's score.
+    ``after(k)``: ops placed right after stream k's score; ``draw``: (method, noise) of
+    :mod:`rslab.kernels.sampler.draws` (the Exact path: Gumbel-max, precise logs).
     """
-    _check_row(kind, path, u, source, counters, argmax)
+    _check_row(kind, path, u, source, counters, argmax, draw)
     body = packed_loads(u, REGS) if kind == "bonus" or source == "packed" else []
     body += _counter_ops(path, u, counters)
     words = {}
@@ -141,9 +187,12 @@ def final_scores(kind: str, path: str, u: int, *, source: str = "packed",
         word = _stream_word(body, k, path, counters, words)
         ops, uname = uniform_ops(k, word, REGS, scaled=path != "fast")
         body += ops
-        ops, y = (divisor_noise_ops(k, uname, REGS) if path == "fast"
-                  else precise_noise_ops(k, uname, REGS))
+        ops, y = _noise(path, draw, k, uname)
         body += ops
+        if draw[0] == "race":
+            body.append(race_score_op(k, _linear_term(body, kind, k, u, source), y))
+            body += after(k) if after else []
+            continue
         x = _logit_term(body, kind, path, k, u, source)
         if path == "exact" and argmax == "streams":
             # the token index, from the counter before this iteration's
@@ -154,7 +203,8 @@ def final_scores(kind: str, path: str, u: int, *, source: str = "packed",
 
 
 def final_body(kind: str, path: str, u: int, landed: bool = False, *, source: str | None = None,
-               counters: str = "offsets", argmax: str = "streams", hoisted=None) -> list:
+               counters: str = "offsets", argmax: str = "streams", hoisted=None,
+               draw=DEFAULT_DRAW) -> list:
     """One iteration of the residual (``kind="residual"``) or bonus Gumbel-argmax row.
 
     ``landed`` (residual only; or ``source="landed"``): the logits are the float32
@@ -173,7 +223,7 @@ def final_body(kind: str, path: str, u: int, landed: bool = False, *, source: st
     long.
     """
     row = {"source": source or ("landed" if landed else "packed"), "counters": counters,
-           "argmax": argmax, "hoisted": hoisted}
+           "argmax": argmax, "hoisted": hoisted, "draw": draw}
     if argmax == "block":
         body = final_scores(kind, path, u, **row)
         return body + block_argmax_ops([f"sc{k}" for k in range(2 * u)],

@@ -1,4 +1,4 @@
-"""One Gumbel-argmax row of the sampler (residual or bonus): its state, its loops, its token.
+"""One argmax row of the sampler (residual or bonus): its state, its loops, its token.
 
 :class:`FinalRow` holds what a row's body is under a plan (which logits it reads,
 how it counts tokens, which argmax it keeps, :mod:`rslab.kernels.sampler.bodies`),
@@ -14,17 +14,20 @@ that state up, and the code that turns the state into the sampled token:
   and the lowest token scoring G.
 
 Either way the row's best score is left in ``S_T[0]`` (the empty-residual fallback
-tests it against −∞) and stored as the ``score`` diagnostic.
+tests it against ``empty_bits``) and, for Gumbel-max, stored as the ``score``
+diagnostic. The row draws by Gumbel-max (its best starts at −∞; a row with no
+positive weight keeps −∞) or by the race (its best starts at 0: a score that is not
+positive never wins, and a row where none is keeps 0), the builder's ``draw``.
 """
 
 from __future__ import annotations
 
 from rslab.kernels.sampler.bodies import final_body, hoisted_philox, recompute_body
+from rslab.kernels.sampler.draws import needs_row_max
 from rslab.kernels.sampler.layout import PACKED_BYTES, Q_BYTES_PER_PACKED
 from rslab.kernels.sampler.registers import (
     CARRIED,
     GLUE,
-    LOOP_POOL,
     POOL,
     S_FB,
     S_KEY,
@@ -42,6 +45,7 @@ from rslab.kernels.sampler.registers import (
 
 F32_2P23 = 0x4B000000
 """The float32 bits of 2^23: for an integer n < 2^23, the low 23 bits of fl(n + 2^23) are n."""
+F32_MINUS_INF = 0xFF800000
 
 
 class FinalRow:
@@ -56,15 +60,17 @@ class FinalRow:
         hoist = path == "exact" and plan.hoist_philox
         self.regs = self._registers(hoist)
         self.hoisted = [self.regs[f"hx{i}"] for i in range(4)] if hoist else None
+        self.draw = builder.draw
+        self.race = self.draw[0] == "race"
         self.row = {"source": self._source(), "counters": "own" if self.own else "offsets",
-                    "argmax": plan.argmax, "hoisted": self.hoisted}
+                    "argmax": plan.argmax, "hoisted": self.hoisted, "draw": self.draw}
         self.body = self.rewrite(final_body(kind, path, u, **self.row))
         self.carried = {v: self.regs[v] for v in self._state_values()}
         # renamed where a late read would pin them: Fast counters read at the end of the
         # chain, the Exact counter c0 as the block argmax's tag
         self.rotating = tuple(self._counters()) if self.own or (
             self.block and plan.rotate_counters) else ()
-        self.pool = LOOP_POOL[path] + (self._spare() if self.block else [])
+        self.pool = builder.loop_pool + (self._spare() if self.block else [])
 
     # ------------------------------------------------------- what the row is
     def rewrite(self, body: list) -> list:
@@ -72,10 +78,15 @@ class FinalRow:
         :mod:`rslab.kernels.sampler.shifted_bonus`)."""
         return body
 
+    @property
+    def empty_bits(self) -> int:
+        """The bits of ``S_T[0]`` after a row with no weight the draw can see."""
+        return 0 if self.race else F32_MINUS_INF
+
     def _source(self) -> str:
         plan = self.b.plan
         if self.kind == "bonus":
-            return "packed"
+            return "landed" if needs_row_max(self.draw) and plan.land_fp32 else "packed"
         if plan.store_e:
             return "e"
         # The Exact path's residual keeps unpacking: with its Philox block, four float32
@@ -98,7 +109,7 @@ class FinalRow:
         offsets are set after the loop)."""
         used = set(self.regs.values()) | {s for op in self.body for s in op.srcs
                                           if isinstance(s, str)}
-        spare = [c for c in CARRIED if c not in LOOP_POOL[self.b.path] and c not in used]
+        spare = [c for c in CARRIED if c not in self.b.loop_pool and c not in used]
         consts = (V_C1, V_C2, V_C3, V_STEP, V_C256, V_C384) if self.b.path == "exact" else ()
         return spare + [c for c in consts if c not in used]
 
@@ -112,7 +123,7 @@ class FinalRow:
             names = [f"best{i}" for i in k] + [f"idx{i}" for i in k]
             names += ["ctr", "c0"] if self.b.path == "exact" else self._counters()
         names += [f"hx{i}" for i in range(4)] if hoist else []
-        free = [c for c in CARRIED if c not in LOOP_POOL[self.b.path]]
+        free = [c for c in CARRIED if c not in self.b.loop_pool]
         if len(names) > len(free):
             raise ValueError(f"plan: the {self.kind} row needs {len(names)} carried registers, "
                              f"the {self.b.path} path has {len(free)}")
@@ -135,11 +146,13 @@ class FinalRow:
             p.bundle(f"vadd.u32 {self.regs['ctr']}, {iota}, {tmp}")
         if path == "exact" and not self.block:
             p.bundle(f"vli {V_C256}, 256", f"vli {V_C384}, 384")
+        start = "0" if self.race else "-inf"
         if self.block:
-            p.bundle(f"vli {self.regs['best']}, -inf", f"vli {self.regs['it']}, 0")
+            p.bundle(f"vli {self.regs['best']}, {start}", f"vli {self.regs['it']}, 0")
         else:
             for k in range(self.streams):
-                p.bundle(f"vli {self.regs[f'best{k}']}, -inf", f"vli {self.regs[f'idx{k}']}, 0")
+                p.bundle(f"vli {self.regs[f'best{k}']}, {start}",
+                         f"vli {self.regs[f'idx{k}']}, 0")
         if path == "fast":
             p.bundle(f"sld {S_KEY}, [s0 + {self.b.L.vm_key(self.r, self.s, purpose)}]")
             return
@@ -175,7 +188,7 @@ class FinalRow:
     def bases(self, buf: int) -> dict:
         """Base register -> row start, for every base the body reads (``buf``: the packed row)."""
         L, source = self.b.L, self.row["source"]
-        out = {S_LB: buf} if self.kind == "bonus" or source == "packed" else {}
+        out = {S_LB: buf} if source == "packed" else {}
         if self.kind == "residual":
             out[S_QB] = L.vm_q
         if source in ("landed", "e"):
@@ -221,7 +234,7 @@ class FinalRow:
                 f"vcvt.f2u {fb}, {fb}", f"vst {fb}, [s0 + {L.vm_scratch}]",
                 f"sld {S_T[2]}, [s0 + {L.vm_scratch}]",
                 f"sst {S_T[2]}, [s0 + {L.vm_tokens + 4 * (r * (L.S + 1) + slot)}]",
-                f"sst {S_T[0]}, [s0 + {L.vm_diag('score') + 4 * r}]")
+                self._score_store())
 
     def _store_low(self, slot: int, candidates: str):
         """The lowest of the per-lane float ``candidates`` (integers below 2^23) as the token,
@@ -231,7 +244,11 @@ class FinalRow:
         p.steps((f"vred.min {token}, {candidates}", f"sli {c}, {F32_2P23}"),
                 f"sfadd {token}, {token}, {c}", f"sand {token}, {token}, {2**23 - 1}",
                 f"sst {token}, [s0 + {L.vm_tokens + 4 * (r * (L.S + 1) + slot)}]",
-                f"sst {S_T[0]}, [s0 + {L.vm_diag('score') + 4 * r}]")
+                self._score_store())
+
+    def _score_store(self) -> str:
+        """The ``score`` diagnostic (the Gumbel score; the race leaves it to the host)."""
+        return "" if self.race else f"sst {S_T[0]}, [s0 + {self.b.L.vm_diag('score') + 4 * self.r}]"
 
     def _winning_iteration(self) -> str:
         """``S_T[0]`` = G, the row's best score, broadcast into ``best``; returns the scalar

@@ -13,11 +13,12 @@ HBM (written by the host, read by the kernel's DMAs):
 VMEM: three logits row buffers (two alternate inside a request, the third
 receives the next request's first row while a residual or bonus row still
 reads its own), one float32 q row buffer, the float32 landing buffer of the
-row being checked, the tables, the Philox key schedule, outputs and a scratch
-vector. Each row buffer is followed by one packed vector of padding, the q and
-landing buffers by two float32 vectors (:meth:`SamplerLayout.pads`): a loop
-that takes two packed vectors per iteration may read one vector past an odd
-row, and the padding (−inf logits, q = 0) scores −∞ there.
+row being checked, the tables, the Philox key schedule, outputs, a scratch
+vector and the inverse CDF's block sums and scan rows. Each row buffer is
+followed by one packed vector of padding, the q and landing buffers by two
+float32 vectors (:meth:`SamplerLayout.pads`): a loop that takes two packed
+vectors per iteration may read one vector past an odd row, and the padding
+(−inf logits, q = 0) scores −∞ there (an inverse-CDF weight of 0).
 
 Outputs (VMEM, read back by the host): ``tokens`` int32 ``[R, S+1]``,
 ``num_accepted`` int32 ``[R]`` and float32 diagnostics: per checked position the
@@ -31,6 +32,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from rslab.kernels.ops.invcdf import PACKED_PER_ITER, Layout, scratch_bytes, scratch_layout
 from rslab.machine.bf16 import BLOCK, LANES, pack_rows
 from rslab.randomness import PURPOSES, fast_key, philox_key
 
@@ -160,8 +162,23 @@ class SamplerLayout:
         return self.vm_q + self.q_row_bytes + 2 * PACKED_BYTES
 
     @property
-    def vmem_end(self) -> int:
+    def n_packed_even(self) -> int:
+        """Packed vectors per row rounded up to the inverse CDF's two per iteration."""
+        return -(-self.n_packed // PACKED_PER_ITER) * PACKED_PER_ITER
+
+    @property
+    def vm_invcdf(self) -> int:
+        """The inverse CDF's block sums, group prefix and scan rows
+        (:func:`rslab.kernels.ops.invcdf.scratch_layout`)."""
         return self.vm_fp32 + 2 * self.row_bytes + 2 * PACKED_BYTES
+
+    def invcdf_layout(self, buf: int) -> Layout:
+        """The inverse CDF's view of a row whose packed logits are at ``buf``."""
+        return scratch_layout(self.n_packed_even, buf, self.vm_q, self.vm_invcdf)
+
+    @property
+    def vmem_end(self) -> int:
+        return self.vm_invcdf + scratch_bytes(self.n_packed_even)
 
     def pads(self) -> list[tuple[int, int]]:
         """(VMEM address, 32-bit word) of every padding vector after a buffer: two BF16 −inf

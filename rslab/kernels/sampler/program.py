@@ -12,11 +12,19 @@ Per request r, positions s = 0..S−1 in order (the semantics of :mod:`rslab.ref
    the row; after S acceptances, **bonus**: Gumbel-argmax of l·LOG2E + g over
    row S. Tokens (then −1) and ``num_accepted`` are stored to VMEM.
 
+On the Fast path the rows may draw another way (``method``, ``noise``;
+:mod:`rslab.kernels.sampler.draws`): Gumbel-max with another noise, the race
+(:class:`~rslab.kernels.sampler.final_rows.FinalRow` too) or the inverse CDF
+(:class:`~rslab.kernels.sampler.invcdf_row.InvcdfRow`). The race and the inverse
+CDF draw the bonus token from ``exp2((l − m)·LOG2E)``, so the bonus row gets its row
+max first.
+
 When every residual weight of a row is 0 (possible only through float32
 rounding: p ≤ q everywhere), the reference samples from p with the same noise
 row. The kernel sees this as a winning score of −∞ (the noise is finite, so a
-positive weight always scores above −∞), zeroes the q buffer and runs the
-residual row again, which then scores log2 p + g.
+positive weight always scores above −∞; the race: a best score of 0, the inverse
+CDF: a total of 0), zeroes the q buffer and runs the residual row again, which
+then draws from p.
 
 The random numbers are the reference's (:mod:`rslab.randomness`): Fast path
 ``vrand`` with the host's per-row key and counter = token index, noise Div8 with
@@ -39,11 +47,18 @@ import numpy as np
 
 from rslab.kernels.loops.emit import emit_loop, remainder_drop
 from rslab.kernels.loops.loop import Loop
-from rslab.kernels.ops.noise import divisor_noise_constants
 from rslab.kernels.ops.philox import philox_ops
 from rslab.kernels.ops.uniform import uniform_ops
 from rslab.kernels.sampler.bodies import rowmax_body, sumexp_loop_body
+from rslab.kernels.sampler.draws import (
+    DRAW_REGS,
+    draw_constants,
+    needs_row_max,
+    sampler_draw,
+    taken_registers,
+)
 from rslab.kernels.sampler.final_rows import FinalRow
+from rslab.kernels.sampler.invcdf_row import InvcdfRow
 from rslab.kernels.sampler.layout import PACKED_BYTES, Q_BYTES_PER_PACKED, SamplerLayout
 from rslab.kernels.sampler.plans import OPTIMISED, KernelPlan
 from rslab.kernels.sampler.registers import (
@@ -67,21 +82,17 @@ from rslab.kernels.sampler.registers import (
     V_C2,
     V_C3,
     V_C128,
-    V_EIGHTH,
-    V_LOG2C,
     V_LOG2E,
     V_M,
     V_ONE_U,
     V_PM0,
     V_PM1,
     V_RINV,
-    V_SCALE,
-    V_THREE,
     V_ZERO,
 )
 from rslab.machine.asm import f32_bits
 from rslab.machine.config import MachineConfig
-from rslab.numerics.fastlog import DEFAULT_FASTLOG2, LOG2E
+from rslab.numerics.fastlog import LOG2E
 from rslab.numerics.rng import PHILOX_M0, PHILOX_M1, PHILOX_W0, PHILOX_W1
 from rslab.randomness import ACCEPT, BONUS, RESIDUAL
 from rslab.schedule import Op, SlotModel
@@ -148,7 +159,8 @@ class ProgramText:
 
 @dataclass
 class BuiltKernel:
-    """A sampler program: ``text``, its ``layout``, ``path``, ``plan`` and loop figures."""
+    """A sampler program: ``text``, its ``layout``, ``path``, ``plan``, loop figures and
+    ``draw`` ((method, noise) of its residual and bonus rows)."""
 
     text: str
     layout: SamplerLayout
@@ -156,19 +168,25 @@ class BuiltKernel:
     plan: KernelPlan
     loops: dict  # loop label -> Loop (first instance of each kind)
     instances: dict = field(default_factory=dict)  # ``lp<k>`` label -> Loop, every one
+    draw: tuple = ("gumbel", "div8")
 
 
 class _Builder:
-    def __init__(self, layout: SamplerLayout, path: str, plan: KernelPlan, model: SlotModel):
+    def __init__(self, layout: SamplerLayout, path: str, plan: KernelPlan, model: SlotModel,
+                 draw=("gumbel", None)):
         if path not in ("fast", "exact"):
             raise ValueError(f"path must be 'fast' or 'exact', got {path!r}")
         if not isinstance(plan, KernelPlan):
             raise ValueError(f"plan must be a KernelPlan, got {type(plan).__name__}")
         self.L, self.path, self.plan, self.model = layout, path, plan, model
+        self.draw = sampler_draw(path, *draw)
+        taken = taken_registers(self.draw) if path == "fast" else set()
+        self.loop_pool = [r for r in LOOP_POOL[path] if r not in taken]
         self.p = ProgramText(plan.bundle_glue)
         self.loops: dict = {}
-        self.final_u = 2 if path == "exact" else plan.final_u
-        if self.final_u not in (1, 2) or (self.final_u == 2 and path == "fast"
+        invcdf = self.draw[0] == "invcdf"
+        self.final_u = 2 if path == "exact" or invcdf else plan.final_u
+        if self.final_u not in (1, 2) or (self.final_u == 2 and path == "fast" and not invcdf
                                           and not plan.rotate_counters):
             raise ValueError("plan.final_u: the Fast path's final rows take one packed vector "
                              "per iteration, or two with rotate_counters (the token offsets' "
@@ -190,7 +208,7 @@ class _Builder:
         the path's loop registers (or ``pool``), not yet placed in the program."""
         options = {"rotating": tuple(rotating)} if rotating else {}
         return emit_loop(body, iterations, style, carried=carried,
-                         pool=pool or LOOP_POOL[self.path], model=self.model,
+                         pool=pool or self.loop_pool, model=self.model,
                          last_drop=last_drop, per_iteration=u, gates=gates, shorten=True,
                          **options)
 
@@ -241,7 +259,7 @@ class _Builder:
         starts) lands by the time the loop has done chunks 0..c, at the loop's cycles per
         packed vector and the default machine's DMA latency and bandwidth."""
         n, u, cfg = self.L.n_packed, self.final_u, MachineConfig()
-        pace = FinalRow(self, "residual", 0, 0).cycles_per_packed()
+        pace = self.final_row("residual", 0, 0).cycles_per_packed()
         per = Q_BYTES_PER_PACKED / cfg.dma_bytes_per_cycle
         bounds = [0, first]
         while bounds[-1] < n and len(bounds) < len(Q_TAGS):
@@ -311,18 +329,16 @@ class _Builder:
             p.label(f"next_{r}")
         p.phase("setup")
         p.lines.append("halt")
-        return BuiltKernel(p.text, L, self.path, self.plan, self.loops, p.instances)
+        return BuiltKernel(p.text, L, self.path, self.plan, self.loops, p.instances, self.draw)
 
     def constants(self):
         p = self.p
         p.steps((f"vli {V_LOG2E}, {f32_bits(LOG2E)}", f"vli {V_ZERO}, 0"),
                 (f"vli {V_ONE_U}, 1", f"vli {V_2M25}, {f32_bits(2.0**-25)}"))
         if self.path == "fast":
-            k = divisor_noise_constants(DEFAULT_FASTLOG2, 8.0)
-            p.steps((f"vli {V_SCALE}, {f32_bits(k['scale'])}",
-                     f"vli {V_LOG2C}, {f32_bits(k['log2c'])}"),
-                    (f"vli {V_EIGHTH}, {f32_bits(k['inv_k'])}",
-                     f"vli {V_THREE}, {f32_bits(k['log2k'])}"))
+            loads = [f"vli {DRAW_REGS[role]}, {_word(value)}"
+                     for role, value in draw_constants(self.draw).items()]
+            p.steps(*[tuple(loads[i:i + 2]) for i in range(0, len(loads), 2)])
             return
         p.steps((f"vli {V_PM0}, {int(PHILOX_M0)}", f"vli {V_PM1}, {int(PHILOX_M1)}"),
                 f"vli {V_C128}, 128", f"sli {S_KS}, {self.L.vm_keysched}")
@@ -337,8 +353,8 @@ class _Builder:
 
     def pads(self):
         """The padding after the buffers (:meth:`SamplerLayout.pads`), for loops that read
-        one vector past an odd row."""
-        if self.plan.argmax != "block":
+        one vector past an odd row (the block argmax, the inverse CDF's pass)."""
+        if self.plan.argmax != "block" and self.draw[0] != "invcdf":
             return
         words = sorted({w for _, w in self.L.pads()})
         regs = dict(zip(words, GLUE, strict=False))
@@ -493,16 +509,23 @@ class _Builder:
         else:
             self.fetch_row(r, S, wait=True)
         buf = L.vm_buffers[L.buffer(r, S)]
+        if needs_row_max(self.draw):
+            self.row_max(buf, [(0, L.n_packed, None)])
+            p.phase("bonus")
         row = self.bonus_row(r, buf)
         row.setup(BONUS)
-        p.bundle(f"sli {S_LB}, {buf}")
+        p.bundle(*[f"sli {base}, {start}" for base, start in row.bases(buf).items()])
         row.loop(L.n_packed, "loop_bonus")
         row.finish(S, buf)
         self.finish_request(r, S, jump=True)
 
-    def bonus_row(self, r, buf) -> FinalRow:
+    def bonus_row(self, r, buf):
         """The bonus row of request ``r`` (``buf``: its packed row), code before it emitted."""
-        return FinalRow(self, "bonus", r, self.L.S)
+        return self.final_row("bonus", r, self.L.S)
+
+    def final_row(self, kind: str, r: int, s: int):
+        """The residual or bonus row of request ``r`` at position ``s``, for the draw."""
+        return (InvcdfRow if self.draw[0] == "invcdf" else FinalRow)(self, kind, r, s)
 
     def residual(self, r, s):
         L, p, plan = self.L, self.p, self.plan
@@ -515,7 +538,7 @@ class _Builder:
                 self.fetch_row(r + 1, 0)
         else:
             self.fetch_q_chunk(r, s, 0)
-        row = FinalRow(self, "residual", r, s)
+        row = self.final_row("residual", r, s)
         row.setup(RESIDUAL)
         buf = L.vm_buffers[L.buffer(r, s)]
         if self.gated(plan.final_style, self.chunks):
@@ -542,14 +565,16 @@ class _Builder:
                      f"sli {S_FB}, {L.vm_fp32 + a * 2 * PACKED_BYTES}" if landed else "")
 
     def empty_residual_fallback(self, r, s, buf: int):
-        """If the residual row's best score is −∞ (no positive weight), sample from p instead."""
+        """If the residual row saw no weight (``S_T[0]`` holds the row's ``empty_bits``: Gumbel
+        a best score of −∞), sample from p instead."""
         L, p = self.L, self.p
         done, t, c = f"residual_done_{r}_{s}", S_T[0], S_T[5]
-        p.steps(f"sli {c}, {f32_bits(-np.inf)}", f"ssub {c}, {t}, {c}", f"bnz {c}, {done}",
+        p.steps(f"sli {c}, {self.final_row('residual', r, s).empty_bits}", f"ssub {c}, {t}, {c}",
+                f"bnz {c}, {done}",
                 f"sli {S_QB}, {L.vm_q}", f"loop {L.q_row_bytes // PACKED_BYTES}")
         p.bundle(f"vst {V_ZERO}, [{S_QB} + 0]", f"sadd {S_QB}, {S_QB}, {PACKED_BYTES}")
         p.bundle("endloop")
-        row = FinalRow(self, "residual", r, s)
+        row = self.final_row("residual", r, s)
         row.setup(RESIDUAL)
         self.residual_bases(row, buf, 0)
         row.loop(L.n_packed, "loop_residual")
@@ -567,9 +592,16 @@ def _reg_of(text: str, opcode: str) -> str:
     raise ValueError(f"no {opcode} in the emitted code")
 
 
+def _word(value) -> int:
+    """The 32-bit word of a float32 or an unsigned integer constant."""
+    return f32_bits(value) if isinstance(value, np.floating) else int(value)
+
+
 def build_kernel(layout: SamplerLayout, path: str = "fast", plan: KernelPlan = OPTIMISED,
-                 model: SlotModel | None = None) -> BuiltKernel:
-    """The sampler program for ``layout`` on ``path`` compiled as ``plan``."""
+                 model: SlotModel | None = None, *, method: str = "gumbel",
+                 noise: str | None = None) -> BuiltKernel:
+    """The sampler program for ``layout`` on ``path`` compiled as ``plan``, its rows drawing
+    with ``method`` and ``noise`` (:mod:`rslab.kernels.sampler.draws`)."""
     if not isinstance(layout, SamplerLayout):
         raise ValueError(f"layout must be a SamplerLayout, got {type(layout).__name__}")
-    return _Builder(layout, path, plan, model or SlotModel()).build()
+    return _Builder(layout, path, plan, model or SlotModel(), (method, noise)).build()

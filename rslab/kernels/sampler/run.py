@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 from tqdm import tqdm
 
+from rslab.kernels.sampler.draws import sampler_draw
 from rslab.kernels.sampler.floor import phase_floors
 from rslab.kernels.sampler.layout import SamplerLayout
 from rslab.kernels.sampler.plans import OPTIMISED, KernelPlan, optimisation_steps
@@ -112,22 +113,27 @@ def compare_floats(kernel_out: dict, ref: dict) -> dict:
 
 def run_sampler(inputs, path: str = "fast", plan: KernelPlan = OPTIMISED, *, seed: int = 0,
                 config: MachineConfig | None = None, kernel: BuiltKernel | None = None,
-                compare: bool = True) -> SamplerRun:
+                compare: bool = True, method: str = "gumbel",
+                noise: str | None = None) -> SamplerRun:
     """Simulate the sampler compiled as ``plan`` on ``inputs`` (target logits, draft
-    probabilities, draft ids) and compare with ``rejection_sample`` on the same seed.
+    probabilities, draft ids) and compare with ``rejection_sample`` on the same seed,
+    both drawing with ``method`` and ``noise`` (:mod:`rslab.kernels.sampler.draws`).
 
     ``config`` is the machine; the loops are scheduled for the same machine
-    (``SlotModel.from_config(config)``) unless a prebuilt ``kernel`` is given.
+    (``SlotModel.from_config(config)``) unless a prebuilt ``kernel`` is given (its draw
+    must be ``method`` and ``noise``).
     """
     l, q, ids = inputs
     R, S1, V = np.asarray(l).shape
     layout = SamplerLayout(R, S1 - 1, V)
+    draw = sampler_draw(path, method, noise)
     if kernel is None:
         model = SlotModel.from_config(config) if config is not None else None
-        kernel = build_kernel(layout, path, plan, model)
-    elif kernel.layout != layout or kernel.path != path:
-        raise ValueError("kernel: built for another layout or path")
-    ref = rejection_sample(l, q, ids, path=path, seed=seed, diagnostics=compare)
+        kernel = build_kernel(layout, path, plan, model, method=draw[0], noise=draw[1])
+    elif kernel.layout != layout or kernel.path != path or kernel.draw != draw:
+        raise ValueError("kernel: built for another layout, path or draw")
+    ref = rejection_sample(l, q, ids, path=path, seed=seed, diagnostics=compare,
+                           **({"method": draw[0], "noise": draw[1]} if path == "fast" else {}))
     program = assemble(kernel.text)
     run = simulate(program, config, hbm=layout.hbm_image(l, q, ids, seed), trace=True)
     outputs = layout.read_outputs(run)

@@ -1,0 +1,103 @@
+"""The full sampler program with every draw it takes: tokens equal to the reference's."""
+
+import numpy as np
+import pytest
+
+from rslab import reference as ref
+from rslab.draws import EMPTY, draw_tokens
+from rslab.fixtures import (
+    all_accept_inputs,
+    empty_residual_inputs,
+    first_reject_inputs,
+    sampled_inputs,
+)
+from rslab.kernels.sampler.draws import SAMPLER_DRAWS, needs_row_max, sampler_draw
+from rslab.kernels.sampler.layout import SamplerLayout
+from rslab.kernels.sampler.plans import ALL_ACCEPT_BASELINE, OPTIMISED, baseline_plan
+from rslab.kernels.sampler.program import build_kernel
+from rslab.kernels.sampler.run import run_sampler
+from rslab.randomness import RESIDUAL
+
+SMALL_V = 768  # three packed vectors: odd, so every two-vector loop reads the padding
+SMALL = {"all-accept": lambda: all_accept_inputs(R=3, S=4, V=SMALL_V, seed=1),
+         "first-reject": lambda: first_reject_inputs(R=2, S=4, V=SMALL_V, seed=1)}
+OTHER_DRAWS = [d for d in SAMPLER_DRAWS if d != ("gumbel", "div8")]
+
+
+@pytest.mark.parametrize("draw", OTHER_DRAWS, ids=lambda d: "-".join(d))
+@pytest.mark.parametrize("scenario", ["all-accept", "first-reject"])
+def test_every_draw_gives_the_references_tokens_at_both_test_points(draw, scenario):
+    inputs = SMALL[scenario]()
+    accepted = 4 if scenario == "all-accept" else 0
+    for plan in (OPTIMISED, baseline_plan(scenario)):
+        run = run_sampler(inputs, "fast", plan, seed=3, method=draw[0], noise=draw[1])
+        assert run.kernel.draw == draw
+        assert run.tokens_match, (plan.name, run.tokens, run.reference_tokens)
+        assert (run.outputs["num_accepted"] == accepted).all()
+        assert run.float_checks["u"]["differ"] == 0
+
+
+@pytest.mark.parametrize("draw", OTHER_DRAWS, ids=lambda d: "-".join(d))
+def test_mixed_outcomes_and_the_first_translation(draw):
+    inputs = sampled_inputs(R=4, S=3, V=1024, mismatch=2.0, seed=5)
+    for plan in (OPTIMISED, ALL_ACCEPT_BASELINE):
+        run = run_sampler(inputs, "fast", plan, seed=8, method=draw[0], noise=draw[1])
+        assert run.tokens_match, (plan.name, run.tokens, run.reference_tokens)
+
+
+def test_the_race_is_gumbel_max_in_disguise_and_the_inverse_cdf_is_not():
+    """The race reads the same words as Gumbel-max and log(w·rcp(E)) = log w − log E: the
+    same draw in exact arithmetic, so the tokens agree; the inverse CDF reads other words."""
+    inputs = first_reject_inputs(R=6, S=2, V=SMALL_V, seed=2)
+    tokens = {d: run_sampler(inputs, "fast", seed=4, method=d[0], noise=d[1]).tokens[:, 0]
+              for d in (("gumbel", "div8"), ("race", "scaled"), ("invcdf", "wide48"))}
+    assert (tokens[("race", "scaled")] == tokens[("gumbel", "div8")]).sum() >= 5
+    assert (tokens[("invcdf", "wide48")] != tokens[("gumbel", "div8")]).any()
+
+
+@pytest.mark.parametrize("method", ["race", "invcdf"])
+def test_empty_residual_falls_back_to_p(method):
+    inputs = empty_residual_inputs(R=2, S=4, V=SMALL_V, seed=1)
+    p = ref.target_probs(inputs.target_logits[:, :1], "fast")[:, 0]
+    for plan in (OPTIMISED, baseline_plan("first-reject")):
+        run = run_sampler(inputs, "fast", plan, seed=3, method=method)
+        assert run.tokens_match, (plan.name, run.tokens, run.reference_tokens)
+        assert (p[np.arange(2), run.tokens[:, 0]] > 0).all()
+
+
+@pytest.mark.parametrize("method", ["race", "invcdf"])
+def test_a_row_the_draw_sees_empty_is_drawn_from_p(method):
+    """The reference's rule the kernels follow: no positive race score, or a zero total."""
+    w = np.zeros((2, 512), np.float32)
+    w[1, 7] = 0.5
+    tokens = draw_tokens(method, None, 1, np.arange(2), 0, RESIDUAL, w)
+    assert tokens[0] == EMPTY and tokens[1] == 7
+    p = np.full((2, 512), 1 / 512, np.float32)
+    drawn, _ = ref.residual_draw(method, None, ref.path_math("fast"), 1, np.arange(2), 0, w, p)
+    assert drawn[1] == 7 and 0 <= drawn[0] < 512
+
+
+def test_the_bonus_row_of_a_linear_draw_takes_its_row_max_first():
+    layout = SamplerLayout(1, 1, SMALL_V)
+    for draw in SAMPLER_DRAWS:
+        text = build_kernel(layout, "fast", method=draw[0], noise=draw[1]).text
+        maxes = sum(1 for line in text.split("\n") if line.endswith("_max:"))
+        assert maxes == 1 + needs_row_max(draw), draw
+
+
+@pytest.mark.parametrize(("path", "method", "noise", "match"), [
+    ("fast", "race", "naive", "noise"), ("fast", "gumbel", "div14", "noise"),
+    ("exact", "invcdf", None, "method"), ("fast", "softmax", None, "method"),
+    ("fast", "invcdf", "u48", "noise")])
+def test_draws_without_a_kernel_name_the_argument(path, method, noise, match):
+    with pytest.raises(ValueError, match=match):
+        sampler_draw(path, method, noise)
+    with pytest.raises(ValueError, match=match):
+        build_kernel(SamplerLayout(1, 1, SMALL_V), path, method=method, noise=noise)
+
+
+def test_a_prebuilt_kernel_must_have_the_runs_draw():
+    inputs = SMALL["first-reject"]()
+    kernel = build_kernel(SamplerLayout(2, 4, SMALL_V), "fast", method="race")
+    with pytest.raises(ValueError, match="kernel"):
+        run_sampler(inputs, "fast", kernel=kernel, method="invcdf")
