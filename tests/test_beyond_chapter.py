@@ -52,3 +52,13 @@ def test_target_answer_needs_blind_detection_beyond_1e10_at_no_more_cycles():
     answer = ch.target_answer(rows)
     assert answer["meets"] == ["fast-and-clean"]
     assert answer["best"]["draw"] == "slow-but-clean"
+
+
+def test_target_answer_counts_the_whole_sampler_where_the_table_has_it():
+    rows = [{"draw": "gumbel-div8", "bonus": 19.0, "residual": 25.0, "all_accept": 100,
+             "first_reject": 50, "detect_blind": 1e3},
+            {"draw": "rows-fast-sampler-slow", "bonus": 9.0, "residual": 7.0, "all_accept": 101,
+             "first_reject": 40, "detect_blind": 1e12},
+            {"draw": "fast-everywhere", "bonus": 9.0, "residual": 7.0, "all_accept": 90,
+             "first_reject": 40, "detect_blind": 1e11}]
+    assert ch.target_answer(rows)["meets"] == ["fast-everywhere"]

@@ -4,6 +4,9 @@ import json
 import subprocess
 import sys
 
+from rslab.kernels.sampler.draws import SAMPLER_DRAWS
+from rslab.numerics.methods import variant_name
+
 
 def run(*args):
     return subprocess.run([sys.executable, "-m", "rslab", *args], capture_output=True, text=True,
@@ -67,6 +70,8 @@ def test_search_knows_the_new_noises():
         assert any(line.strip().startswith(name) for line in proc.stdout.splitlines())
     proc = run("search", "--noises", "race-wide", "--noises-only")
     assert proc.returncode == 2 and "--noises" in proc.stderr
+    proc = run("search", "--noises", "invcdf-wide48", "--noises-only")
+    assert proc.returncode == 2 and "no noise" in proc.stderr and "token_laws" in proc.stderr
 
 
 def test_bench_draws_prints_every_draw_and_checks_tokens():
@@ -76,5 +81,13 @@ def test_bench_draws_prints_every_draw_and_checks_tokens():
     names = {r["draw"] for r in out["rows"]}
     assert {"gumbel-div8", "race-scaled", "invcdf-wide", "gumbel-rangered"} <= names
     assert out["all_tokens_match"]
+    sampler = {(r["draw"], r["name"]): r for r in out["sampler"]}
+    assert set(sampler) == {(variant_name(*d), name) for d in SAMPLER_DRAWS
+                            for name in ("all-accept", "first-reject")}
+    for (_, name), r in sampler.items():
+        assert r["tokens_match_reference"] and r["bound_cycles"] <= r["cycles"]
+        div8 = sampler[("gumbel-div8", name)]["cycles"]
+        assert r["vs_div8"] == round(div8 / r["cycles"], 3)
+        assert r["speedup"] == round(r["baseline_cycles"] / r["cycles"], 3)
     proc = run("bench", "--only", "no-such")
     assert "token_laws" in proc.stderr and "draws" in proc.stderr

@@ -101,3 +101,29 @@ def test_a_prebuilt_kernel_must_have_the_runs_draw():
     kernel = build_kernel(SamplerLayout(2, 4, SMALL_V), "fast", method="race")
     with pytest.raises(ValueError, match="kernel"):
         run_sampler(inputs, "fast", kernel=kernel, method="invcdf")
+
+
+def test_the_results_chapters_row_beyond_the_note():
+    from rslab.chapters.results import BEYOND_DRAW, beyond_rows
+    from rslab.kernels.sampler.scenarios import run_scenarios
+
+    main = run_scenarios(1024, "fast", progress=False)
+    rows = {(r["draw"], r["name"]): r for r in beyond_rows(1024, main["runs"])}
+    name = "-".join(BEYOND_DRAW)
+    for point in main["scenarios"]:
+        div8, beyond = rows[("gumbel-div8", point["name"])], rows[(name, point["name"])]
+        assert div8["cycles"] == point["optimized_cycles"]
+        assert beyond["baseline_cycles"] == point["baseline_cycles"]
+        assert beyond["speedup"] == round(point["baseline_cycles"] / beyond["cycles"], 3)
+        assert beyond["tokens_match_reference"]
+
+
+def test_the_draw_beyond_the_note_is_unbiased_at_1e10_on_every_target():
+    """The results chapter's claim, at the note's vocabulary: exact token laws."""
+    from rslab.chapters.beyond import DETECT_TARGET
+    from rslab.chapters.results import BEYOND_DRAW
+    from rslab.numerics import draw_comparison as dc
+
+    laws = dc.token_rows((BEYOND_DRAW,), exact_path=False)
+    assert len(laws) == 3
+    assert all(r["detect_blind"] > DETECT_TARGET for r in laws)

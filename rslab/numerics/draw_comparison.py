@@ -48,6 +48,9 @@ def parse_variant(name: str) -> tuple[str, str]:
         raise ValueError(f"noise variant must be a name, got {name!r}")
     key = name.strip().lower()
     method, _, noise = key.partition("-")
+    if method == "invcdf":
+        raise ValueError(f"noise variant {name!r}: the inverse CDF draws with no noise; its "
+                         "token laws are in `python -m rslab bench --only token_laws`")
     if method in ("gumbel", "race"):
         return method, resolve_noise(method, noise or None)
     return "gumbel", resolve_noise("gumbel", key)

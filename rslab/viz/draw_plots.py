@@ -33,6 +33,29 @@ def plot_cycles(loops: list[dict]):
     return fig
 
 
+def plot_sampler(rows: list[dict]):
+    """The whole sampler with each draw at the two test points: cycles (bars), the floor
+    (black ticks) and the DMA wait (hatched, inside the bar); dotted: Div8's cycles."""
+    names = list(dict.fromkeys(r["draw"] for r in rows))
+    by = {(r["draw"], r["name"]): r for r in rows}
+    x = np.arange(len(names))
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))
+    for ax, (i, point) in zip(axes, enumerate(("all-accept", "first-reject")), strict=True):
+        got = [by[(n, point)] for n in names]
+        ax.bar(x, [r["cycles"] for r in got], 0.6, color=f"C{i}", label="cycles")
+        ax.bar(x, [r["dma_wait"] for r in got], 0.6, color="none", edgecolor="k",
+               hatch="//", lw=0, label="of which DMA wait")
+        ax.scatter(x, [r["bound_cycles"] for r in got], marker="_", s=300, color="k",
+                   zorder=3, label="floor")
+        ax.axhline(by[("gumbel-div8", point)]["cycles"], color="k", ls=":", lw=1)
+        ax.set_xticks(x, names, rotation=25, ha="right", fontsize=8)
+        ax.set(ylabel="cycles", title=f"{point} (dotted: Div8)")
+        ax.grid(axis="y", alpha=0.3)
+    axes[0].legend(fontsize=8, loc="lower left")
+    fig.tight_layout()
+    return fig
+
+
 def _rel_panel(ax, law, target, title):
     x = target.starts + 1
     ax.plot(x, law["run_rel"], ".-", ms=3, lw=0.8, label="whole run (mean per token)")

@@ -33,6 +33,28 @@ def results_table(rows, note: dict) -> str:
     return "\n".join(lines)
 
 
+def beyond_table(rows, note: dict) -> str:
+    """Markdown table: per test point the baseline, the Div8 sampler and the draw beyond the
+    note (rows of :func:`rslab.kernels.sampler.scenarios.run_draws`), each speedup against
+    the named baseline, the draw's floor, beside the note's figures (labelled as the
+    note's)."""
+    by = {(r["draw"], r["name"]): r for r in rows}
+    draw = next(r["draw"] for r in rows if r["draw"] != "gumbel-div8")
+    lines = [f"| test point | baseline (model) | Div8 optimised (model) | {draw} (model) | "
+             f"{draw} / Div8 | floor of {draw} (model) | {draw} / floor | note: optimised | "
+             "note: speedup | tokens = reference |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    for name in dict.fromkeys(r["name"] for r in rows):
+        d8, r = by[("gumbel-div8", name)], by[(draw, name)]
+        nb, no = note[name]
+        same = "yes" if r["tokens_match_reference"] and d8["tokens_match_reference"] else "NO"
+        lines.append(f"| {name} | {r['baseline']}: {r['baseline_cycles']:,} | "
+                     f"{d8['cycles']:,} ({d8['speedup']:.2f}×) | {r['cycles']:,} "
+                     f"({r['speedup']:.2f}×) | {r['vs_div8']:.2f}× | {r['bound_cycles']:,} | "
+                     f"{r['ratio']:.3f} | {no:,} | {nb / no:.2f}× | {same} |")
+    return "\n".join(lines)
+
+
 def floor_table(rows, which: str = "optimized") -> str:
     """Markdown table per test point and phase: achieved cycles, the floor, what binds it,
     and their ratio (``which``: ``optimized`` or ``baseline``)."""

@@ -3,7 +3,10 @@
 :func:`run_scenarios` simulates the four runs (two test points × baseline /
 optimised) at one vocabulary size and path and returns one row per test point
 (the stable keys of ``python -m rslab bench --json``) and the figures of the
-optimised loops.
+optimised loops. :func:`run_draws` runs the optimised program with every draw its
+rows take (:mod:`rslab.kernels.sampler.draws`) at both test points, each beside its
+floor, the Div8 sampler's cycles and the test point's baseline (the note's sampler,
+Gumbel-max Div8, in its baseline plan).
 """
 
 from __future__ import annotations
@@ -13,9 +16,11 @@ import time
 from tqdm import tqdm
 
 from rslab.fixtures import TEST_POINTS, scenario_inputs
+from rslab.kernels.sampler.draws import DEFAULT_DRAW, SAMPLER_DRAWS
 from rslab.kernels.sampler.floor import total_floor
 from rslab.kernels.sampler.plans import ALSO_COMPARED, OPTIMISED, baseline_plan
 from rslab.kernels.sampler.run import SamplerRun, run_sampler
+from rslab.numerics.methods import variant_name
 
 PHASE_OUT = {"max": "max", "sumexp": "sumexp", "acceptance": "accept", "residual": "residual",
              "bonus": "bonus", "dma_wait": "dma_wait", "setup": "setup"}
@@ -65,8 +70,7 @@ def loop_row(fig: dict) -> dict:
 
 def run_scenarios(vocab: int, path: str, *, seed: int = 0, progress: bool = True) -> dict:
     """The four runs; returns the benchmark dict plus the runs themselves under ``runs``."""
-    if isinstance(vocab, bool) or not isinstance(vocab, int) or vocab < 256 or vocab % 256:
-        raise ValueError(f"vocab must be a positive multiple of 256, got {vocab!r}")
+    _check_vocab(vocab)
     if path not in ("fast", "exact"):
         raise ValueError(f"path must be 'fast' or 'exact', got {path!r}")
     rows, runs = [], {}
@@ -96,3 +100,49 @@ def run_scenarios(vocab: int, path: str, *, seed: int = 0, progress: bool = True
              "rowmax": loop_row(runs["all-accept"][1].loops["loop_rowmax"])}
     return {"scenarios": rows, "loops": loops, "kernel_seconds": round(four, 1),
             "also_seconds": round(extra, 1), "runs": runs}
+
+
+def _check_vocab(vocab):
+    if isinstance(vocab, bool) or not isinstance(vocab, int) or vocab < 256 or vocab % 256:
+        raise ValueError(f"vocab must be a positive multiple of 256, got {vocab!r}")
+
+
+def draw_row(name: str, draw, run: SamplerRun, div8: int, base: SamplerRun | None) -> dict:
+    """One draw at one test point: cycles, floor, the DMA wait, against Div8 and against the
+    baseline (None: not run)."""
+    total = total_floor(run.floors)
+    row = {"draw": variant_name(*draw), "name": name, "cycles": int(run.cycles),
+           "bound_cycles": total["bound_cycles"], "ratio": total["ratio"],
+           "dma_wait": int(run.phases["dma_wait"]), "vs_div8": round(div8 / run.cycles, 3),
+           "baseline": None, "baseline_cycles": None, "speedup": None,
+           "phases": phases_out(run), "tokens_match_reference": bool(run.tokens_match)}
+    if base is not None:
+        row.update(baseline=base.kernel.plan.name, baseline_cycles=int(base.cycles),
+                   speedup=round(base.cycles / run.cycles, 3))
+    return row
+
+
+def run_draws(vocab: int, draws=SAMPLER_DRAWS, *, seed: int = 0, progress: bool = True,
+              known: dict | None = None, baselines: bool = True) -> list[dict]:
+    """The optimised Fast program with each of ``draws`` (Div8 always among them) at both
+    test points, one :func:`draw_row` each; ``known``: test point → (baseline run, Div8
+    optimised run) already simulated on the same inputs and seed (:func:`run_scenarios`);
+    ``baselines=False``: the baselines are not run (no speedup)."""
+    _check_vocab(vocab)
+    draws = [DEFAULT_DRAW] + [d for d in draws if tuple(d) != DEFAULT_DRAW]
+    known = known or {}
+    rows = []
+    with tqdm(total=len(TEST_POINTS) * len(draws), desc=f"draws V={vocab}",
+              disable=not progress, leave=False) as bar:
+        for name in TEST_POINTS:
+            inputs = scenario_inputs(name, V=vocab, seed=seed)
+            base, div8 = known.get(name) or (
+                run_sampler(inputs, "fast", baseline_plan(name), seed=seed) if baselines
+                else None, None)
+            for draw in draws:
+                run = div8 if draw == DEFAULT_DRAW and div8 is not None else run_sampler(
+                    inputs, "fast", OPTIMISED, seed=seed, method=draw[0], noise=draw[1])
+                div8 = div8 or run
+                rows.append(draw_row(name, draw, run, div8.cycles, base))
+                bar.update()
+    return rows
