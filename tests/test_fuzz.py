@@ -18,6 +18,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from rslab import cli
+from rslab.fixtures import empty_residual_inputs, sampled_inputs
+from rslab.kernels.sampler.draws import SAMPLER_DRAWS
+from rslab.kernels.sampler.plans import ALL_ACCEPT_BASELINE, FIRST_REJECT_BASELINE, OPTIMISED
+from rslab.kernels.sampler.run import run_sampler
 from rslab.machine import AssemblyError, MachineConfig, MachineError, assemble, simulate
 from rslab.machine.isa import SPECS
 from rslab.numerics import stats
@@ -109,7 +113,7 @@ def test_random_programs_end_or_raise_naming_the_line(lines, sregs):
 # ----------------------------------------------------------------- sampler inputs
 
 ARGUMENTS = ("target_logits", "draft_probs", "draft_token_ids", "path", "seed", "noise",
-             "diagnostics")
+             "diagnostics", "method")
 EXTREME = [0.0, -0.0, 1.0, -3.0, 30.0, 600.0, 700.0, 1e7, -1e7, 3e38, -3.4e38, 1e-45,
            np.inf, -np.inf, np.nan]
 
@@ -151,7 +155,10 @@ def _sampler_case(draw):
               "noise": draw(st.sampled_from(["div8", "div14", "naive", "scaled", "precise",
                                              "div(1e-50)", "div(1e39)", "div(2.5)", "div(0)",
                                              "bogus", 8])),
-              "diagnostics": draw(st.sampled_from([False, True, "yes"]))}
+              "diagnostics": draw(st.sampled_from([False, True, "yes"])),
+              "method": draw(st.sampled_from(["gumbel"] * 4 + ["race", "invcdf", "bogus"]))}
+    if kwargs["method"] != "gumbel" and draw(st.booleans()):
+        kwargs["noise"] = draw(st.sampled_from([None, "naive", "wide", "u24", "wide48"]))
     return logits, q, ids, kwargs
 
 
@@ -174,6 +181,31 @@ def test_random_sampler_inputs_give_tokens_or_a_named_error(case):
         k = int(n[r])
         assert (res.tokens[r, :k] == ids[r, :k]).all()
         assert np.isfinite(logits[r, k, res.tokens[r, k]]), "a token of zero probability"
+
+
+@st.composite
+def _kernel_case(draw):
+    R, S, V = draw(st.integers(1, 2)), draw(st.integers(1, 3)), 256 * draw(st.integers(1, 3))
+    seed = draw(st.integers(0, 2**16))
+    if draw(st.integers(0, 4)) == 0:
+        inputs = empty_residual_inputs(R=R, S=S, V=V, seed=seed)
+    else:
+        inputs = sampled_inputs(R, S, V, mismatch=draw(st.sampled_from([0.0, 0.5, 2.0, 8.0])),
+                                seed=seed, scale=draw(st.sampled_from([0.5, 3.0, 12.0])))
+    return inputs, draw(st.sampled_from(SAMPLER_DRAWS)), draw(st.sampled_from(PLANS)), seed
+
+
+@examples("kernels")
+@given(case=_kernel_case())
+def test_random_inputs_give_the_references_tokens_on_the_core(case):
+    """The full sampler with a random draw and plan on random valid inputs (some with an
+    empty residual): the reference's tokens, bit for bit."""
+    inputs, (method, noise), plan, seed = case
+    run = run_sampler(inputs, "fast", plan, seed=seed, method=method, noise=noise)
+    assert run.tokens_match, (run.tokens, run.reference_tokens)
+
+
+PLANS = (OPTIMISED, OPTIMISED, ALL_ACCEPT_BASELINE, FIRST_REJECT_BASELINE)
 
 
 # ----------------------------------------------------------------- numerics arguments
