@@ -121,6 +121,11 @@ def f32_bits(x) -> str:
     return hex(int(np.float32(x).view(np.uint32)))
 
 
+def constant_word(value) -> str:
+    """The immediate of a constant: a float32's bit pattern, or an unsigned integer as is."""
+    return f32_bits(value) if isinstance(value, np.floating) else str(int(value))
+
+
 def _parse_int(token: str, low: int = IMM_RANGE[0]) -> int:
     """An integer immediate (decimal or 0x hex) in ``[low, 2^32)``."""
     t = token.strip().replace("_", "")

@@ -18,10 +18,10 @@ from __future__ import annotations
 
 from rslab.kernels.ops.argmax import argmax_update_ops
 from rslab.kernels.ops.block_argmax import block_argmax_ops, candidate_ops
-from rslab.kernels.ops.noise import divisor_noise_ops, first_layer_ops, precise_noise_ops
+from rslab.kernels.ops.draw_noise import draw_noise_ops
+from rslab.kernels.ops.noise import precise_noise_ops
 from rslab.kernels.ops.philox import philox_ops, philox_split
-from rslab.kernels.ops.race import race_multiplier_ops, race_score_op
-from rslab.kernels.ops.rangered import rangered_noise_ops
+from rslab.kernels.ops.race import race_score_op
 from rslab.kernels.ops.rowmax import rowmax_body as _rowmax_body
 from rslab.kernels.ops.sumexp import exp_step, float_half, packed_loads, sumexp_body
 from rslab.kernels.ops.uniform import uniform_ops
@@ -116,14 +116,7 @@ def _noise(path, draw, k, uname) -> tuple[list, str]:
     """Stream k's noise value: ``y`` (g = −y) for Gumbel-max, ``R = rcp(E)`` for the race."""
     if path != "fast":
         return precise_noise_ops(k, uname, REGS)
-    method, noise = draw
-    if method == "race":
-        return race_multiplier_ops(k, uname, REGS)
-    if noise == "rangered":
-        first, t = first_layer_ops(k, uname, REGS)
-        ops, y = rangered_noise_ops(k, t, DRAW_REGS)
-        return first + ops, y
-    return divisor_noise_ops(k, uname, REGS)
+    return draw_noise_ops(*draw, k, uname, DRAW_REGS)
 
 
 def _linear_term(body, kind, k, u, source):

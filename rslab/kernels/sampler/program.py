@@ -43,8 +43,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import numpy as np
-
 from rslab.kernels.loops.emit import emit_loop, remainder_drop
 from rslab.kernels.loops.loop import Loop
 from rslab.kernels.ops.philox import philox_ops
@@ -90,7 +88,7 @@ from rslab.kernels.sampler.registers import (
     V_RINV,
     V_ZERO,
 )
-from rslab.machine.asm import f32_bits
+from rslab.machine.asm import constant_word, f32_bits
 from rslab.machine.config import MachineConfig
 from rslab.numerics.fastlog import LOG2E
 from rslab.numerics.rng import PHILOX_M0, PHILOX_M1, PHILOX_W0, PHILOX_W1
@@ -336,7 +334,7 @@ class _Builder:
         p.steps((f"vli {V_LOG2E}, {f32_bits(LOG2E)}", f"vli {V_ZERO}, 0"),
                 (f"vli {V_ONE_U}, 1", f"vli {V_2M25}, {f32_bits(2.0**-25)}"))
         if self.path == "fast":
-            loads = [f"vli {DRAW_REGS[role]}, {_word(value)}"
+            loads = [f"vli {DRAW_REGS[role]}, {constant_word(value)}"
                      for role, value in draw_constants(self.draw).items()]
             p.steps(*[tuple(loads[i:i + 2]) for i in range(0, len(loads), 2)])
             return
@@ -590,11 +588,6 @@ def _reg_of(text: str, opcode: str) -> str:
             if op.startswith(opcode + " "):
                 return op.split()[1].rstrip(",")
     raise ValueError(f"no {opcode} in the emitted code")
-
-
-def _word(value) -> int:
-    """The 32-bit word of a float32 or an unsigned integer constant."""
-    return f32_bits(value) if isinstance(value, np.floating) else int(value)
 
 
 def build_kernel(layout: SamplerLayout, path: str = "fast", plan: KernelPlan = OPTIMISED,

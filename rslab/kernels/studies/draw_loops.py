@@ -31,15 +31,16 @@ import numpy as np
 from rslab.kernels.loops.emit import emit_loop
 from rslab.kernels.loops.loop import Loop
 from rslab.kernels.ops.argmax import argmax_state, argmax_update_ops, index_step_op
-from rslab.kernels.ops.noise import divisor_noise_constants, divisor_noise_ops, first_layer_ops
-from rslab.kernels.ops.race import naive_first_layer_constants, race_multiplier_ops, race_score_op
-from rslab.kernels.ops.rangered import rangered_constants, rangered_noise_ops
+from rslab.kernels.ops.draw_noise import draw_noise_ops
+from rslab.kernels.ops.noise import divisor_noise_constants
+from rslab.kernels.ops.race import naive_first_layer_constants, race_score_op
+from rslab.kernels.ops.rangered import rangered_constants
 from rslab.kernels.ops.rowmax import PACKED_BYTES
 from rslab.kernels.ops.sumexp import exp_step, float_half, packed_loads
 from rslab.kernels.ops.uniform import uniform_ops
 from rslab.kernels.ops.weights import log_weight_ops, q_load, residual_weight_ops
 from rslab.kernels.studies.argmax_loop import pinned_registers, reduce_text, token_from_float
-from rslab.machine.asm import f32_bits
+from rslab.machine.asm import constant_word, f32_bits
 from rslab.machine.bf16 import BLOCK, LANES, pack_rows
 from rslab.numerics.fastlog import LOG2E
 from rslab.numerics.gumbel import parse_divisor
@@ -78,11 +79,6 @@ def constants(method: str, noise: str, log2) -> dict:
     return c | (rangered_constants() if noise == "rangered" else {})
 
 
-def word(value) -> int:
-    """The 32-bit word of a float32 or an unsigned integer constant."""
-    return f32_bits(value) if isinstance(value, np.floating) else int(value)
-
-
 def weight_ops(kind: str, method: str, k: int) -> tuple[list, str]:
     """Ops from the float32 logits ``l{k}`` to the weight (linear, or its log for Gumbel)."""
     if kind == "bonus" and method == "gumbel":
@@ -92,17 +88,6 @@ def weight_ops(kind: str, method: str, k: int) -> tuple[list, str]:
     if method == "gumbel":
         return log_weight_ops(k, f"l{k}", f"q{k}", REGS)
     return residual_weight_ops(k, f"l{k}", f"q{k}", REGS)
-
-
-def noise_ops(method: str, noise: str, k: int, uf: str) -> tuple[list, str]:
-    """(ops, value): the noise ``y`` (g = −y) or the race's ``R``, from ``uf`` = u·2^25."""
-    if method == "race":
-        return race_multiplier_ops(k, uf, REGS)
-    if noise == "rangered":
-        first, t = first_layer_ops(k, uf, REGS)
-        ops, y = rangered_noise_ops(k, t, REGS)
-        return first + ops, y
-    return divisor_noise_ops(k, uf, REGS)
 
 
 def argmax_variant(method: str) -> str:
@@ -122,7 +107,7 @@ def draw_body(kind: str, method: str, noise: str) -> list:
         body += ops + [Op("vrand", f"w{k}", (f"i{k}", REGS["key"]))]
         ops, uf = uniform_ops(k, f"w{k}", REGS, scaled=False)
         body += ops
-        ops, noise_value = noise_ops(method, noise, k, uf)
+        ops, noise_value = draw_noise_ops(method, noise, k, uf, REGS)
         body += ops + [race_score_op(k, x, noise_value) if method == "race"
                        else Op("vsub.f32", f"sc{k}", (x, noise_value))]
         body += argmax_update_ops(k, f"sc{k}", f"i{k}", argmax_variant(method))
@@ -146,7 +131,7 @@ def setup_lines(loop: Loop, consts: dict, *, m, r, key: int, q_addr: int, best: 
     lines = ["sli s1, 0", f"sli s2, {q_addr}", f"sli s3, {int(key)}",
              f"sli s4, {f32_bits(m)}", f"vbcast {REGS['max']}, s4",
              f"sli s4, {f32_bits(r)}", f"vbcast {REGS['rinv']}, s4"]
-    lines += [f"vli {REGS[role]}, {word(value)}" for role, value in consts.items()]
+    lines += [f"vli {REGS[role]}, {constant_word(value)}" for role, value in consts.items()]
     lines.append(f"viota {iota}")
     for k in range(STREAMS):
         index = loop.expansion.initial[f"i{k}"]
