@@ -15,7 +15,10 @@ the DMA latency plus its bytes over the bandwidth, and only the work up to the e
 its row max (the setup, the first acceptance glue and that row max, each at its
 floor) can run meanwhile. This is a floor of the start as a whole (work plus wait): a
 program whose early work is slower than its floor hides more of the transfer, and its
-DMA wait may come out below this figure.
+DMA wait may come out below this figure. The other transfers are taken as hidden: a
+program whose loops outpace the DMA engine (the inverse CDF's residual row, faster than
+its q row arrives) waits for them beyond this floor, and its ratio then measures the
+engine, not its loops.
 
 ``ratio`` is achieved cycles over the floor (1.0 would be the machine's floor for
 this work; a lower floor needs less work, that is another program).
