@@ -4,6 +4,8 @@ import numpy as np
 import pytest
 
 from rslab import reference as ref
+from rslab.chapters.beyond import DETECT_TARGET
+from rslab.chapters.results import BEYOND_DRAW, beyond_rows
 from rslab.draws import EMPTY, draw_tokens
 from rslab.fixtures import (
     all_accept_inputs,
@@ -11,12 +13,17 @@ from rslab.fixtures import (
     first_reject_inputs,
     sampled_inputs,
 )
+from rslab.kernels.loops.emit import schedule_body
 from rslab.kernels.sampler.draws import SAMPLER_DRAWS, needs_row_max, sampler_draw
 from rslab.kernels.sampler.layout import SamplerLayout
 from rslab.kernels.sampler.plans import ALL_ACCEPT_BASELINE, OPTIMISED, baseline_plan
-from rslab.kernels.sampler.program import build_kernel
+from rslab.kernels.sampler.program import _Builder, build_kernel
+from rslab.kernels.sampler.registers import LOOP_POOL
 from rslab.kernels.sampler.run import run_sampler
+from rslab.kernels.sampler.scenarios import run_draws, run_scenarios
+from rslab.numerics import draw_comparison as dc
 from rslab.randomness import RESIDUAL
+from rslab.schedule import SlotModel
 
 SMALL_V = 768  # three packed vectors: odd, so every two-vector loop reads the padding
 SMALL = {"all-accept": lambda: all_accept_inputs(R=3, S=4, V=SMALL_V, seed=1),
@@ -104,9 +111,6 @@ def test_a_prebuilt_kernel_must_have_the_runs_draw():
 
 
 def test_the_results_chapters_row_beyond_the_note():
-    from rslab.chapters.results import BEYOND_DRAW, beyond_rows
-    from rslab.kernels.sampler.scenarios import run_scenarios
-
     main = run_scenarios(1024, "fast", progress=False)
     rows = {(r["draw"], r["name"]): r for r in beyond_rows(1024, main["runs"])}
     name = "-".join(BEYOND_DRAW)
@@ -120,10 +124,30 @@ def test_the_results_chapters_row_beyond_the_note():
 
 def test_the_draw_beyond_the_note_is_unbiased_at_1e10_on_every_target():
     """The results chapter's claim, at the note's vocabulary: exact token laws."""
-    from rslab.chapters.beyond import DETECT_TARGET
-    from rslab.chapters.results import BEYOND_DRAW
-    from rslab.numerics import draw_comparison as dc
-
     laws = dc.token_rows((BEYOND_DRAW,), exact_path=False)
     assert len(laws) == 3
     assert all(r["detect_blind"] > DETECT_TARGET for r in laws)
+
+
+def test_every_draws_row_loops_run_at_their_resource_bound():
+    """II = ResMII for every row loop of every draw, but where the loop registers do not fit
+    at ResMII (then the next II that fits, one more here)."""
+    rows = run_draws(SMALL_V, progress=False, baselines=False)
+    for r in rows:
+        for kind, fig in r["loops"].items():
+            assert fig["res_mii"] <= fig["ii"] <= fig["res_mii"] + 1, (r["draw"], kind, fig)
+    at_bound = sum(f["ii"] == f["res_mii"] for r in rows for f in r["loops"].values())
+    assert at_bound >= len(rows) * 2 - 2
+
+
+def test_the_range_reduced_residual_loop_is_one_over_resmii_for_registers_alone():
+    """What the chapter says of it: the schedule reaches ResMII; the registers do not fit
+    there, even with the three its constants take given back."""
+    builder = _Builder(SamplerLayout(1, 1, SMALL_V), "fast", OPTIMISED, SlotModel(),
+                       ("gumbel", "rangered"))
+    row = builder.final_row("residual", 0, 0)
+    schedule = schedule_body(row.body, SlotModel(), rotating=row.rotating)
+    assert schedule.ii == schedule.bounds.res_mii
+    assert row.cycles_per_packed() == (schedule.ii + 1) / row.u
+    builder.loop_pool = list(LOOP_POOL["fast"])
+    assert builder.final_row("residual", 0, 0).cycles_per_packed() == (schedule.ii + 1) / row.u

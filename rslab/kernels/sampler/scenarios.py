@@ -109,13 +109,14 @@ def _check_vocab(vocab):
 
 def draw_row(name: str, draw, run: SamplerRun, div8: int, base: SamplerRun | None) -> dict:
     """One draw at one test point: cycles, floor, the DMA wait, against Div8 and against the
-    baseline (None: not run)."""
+    baseline (None: not run), and the figures of its bonus and residual loops."""
     total = total_floor(run.floors)
     row = {"draw": variant_name(*draw), "name": name, "cycles": int(run.cycles),
            "bound_cycles": total["bound_cycles"], "ratio": total["ratio"],
            "dma_wait": int(run.phases["dma_wait"]), "vs_div8": round(div8 / run.cycles, 3),
            "baseline": None, "baseline_cycles": None, "speedup": None,
-           "phases": phases_out(run), "tokens_match_reference": bool(run.tokens_match)}
+           "phases": phases_out(run), "tokens_match_reference": bool(run.tokens_match),
+           "loops": {kind: loop_row(run.loops[f"loop_{kind}"]) for kind in ("bonus", "residual")}}
     if base is not None:
         row.update(baseline=base.kernel.plan.name, baseline_cycles=int(base.cycles),
                    speedup=round(base.cycles / run.cycles, 3))
