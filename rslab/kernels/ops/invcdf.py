@@ -27,14 +27,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rslab.kernels.ops.sumexp import exp_step, float_half, packed_loads
+from rslab.kernels.ops.sumexp import packed_loads
 from rslab.kernels.ops.uniform import uniform_ops
-from rslab.kernels.ops.weights import (
-    e_load,
-    q_load,
-    residual_weight_from_e_ops,
-    residual_weight_ops,
-)
+from rslab.kernels.ops.weights import linear_weight_ops, q_load, stream_weight_ops
 from rslab.machine.asm import f32_bits
 from rslab.machine.bf16 import LANES
 from rslab.numerics.invcdf import SCAN_STEPS
@@ -95,13 +90,6 @@ def scratch_layout(n_packed: int, logits: int, q: int, start: int) -> Layout:
     return Layout(n_packed, logits, q, sums, prefix, scratch, scratch + 8 * LANES)
 
 
-def linear_weight_ops(kind: str, k, logit: str, regs, **options) -> tuple[list, str]:
-    """(ops, w): the bonus ``exp2((l − m)·LOG2E)`` or the residual ``max(p − q, 0)``."""
-    if kind == "bonus":
-        return exp_step(k, logit, regs)
-    return residual_weight_ops(k, logit, f"q{k}", regs, **options)
-
-
 def pass_body(kind: str, regs, source: str = "packed", late: bool = True) -> list:
     """Weights, block sums and their stores for ``PACKED_PER_ITER`` packed vectors; ``source``:
     the logits as the packed row, the landed float32 halves, or (residual) the stored e;
@@ -115,13 +103,7 @@ def pass_body(kind: str, regs, source: str = "packed", late: bool = True) -> lis
     if kind == "residual" and source != "e":
         body += [q_load(k, u, regs) for k in range(PASS_WORKERS)]
     for k in range(PASS_WORKERS):
-        if source == "e":
-            body.append(e_load(k, u, regs))
-            ops, w = residual_weight_from_e_ops(k, f"e{k}", f"q{k}", regs,
-                                                load_q=q_load(k, u, regs))
-        else:
-            body.append(float_half(k, u, regs, landed=source == "landed"))
-            ops, w = linear_weight_ops(kind, k, f"l{k}", regs)
+        ops, w = stream_weight_ops(kind, k, u, regs, source, load_q=source == "e")
         body += ops + block_sum_ops(k, w, regs, PASS_WORKERS, late)
     return body
 
@@ -179,17 +161,17 @@ def straight_line(ops, names: dict) -> list:
     return out
 
 
-def tail_registers(reg: dict) -> dict:
+def tail_registers(reg: dict | None = None) -> dict:
     """The tail's vector registers by role (``v0``…), and the row max, 1/s and LOG2E of
-    ``reg`` (``max``, ``rinv``, ``log2e``)."""
+    ``reg`` (``max``, ``rinv``, ``log2e``) when given."""
     v = {name: f"v{i}" for i, name in enumerate(TAIL_VECTORS)}
-    return v | {"m": reg["max"], "r": reg["rinv"], "log2e": reg["log2e"]}
+    return v | ({"m": reg["max"], "r": reg["rinv"], "log2e": reg["log2e"]} if reg else {})
 
 
 def sums_lines(L: Layout, block_sum_regs) -> list:
     """The pass's last block sums stored, the group sums and their running total Σ (in
     ``TOTAL``); the group prefix ``D`` stored (lanes past the last group +inf)."""
-    v = tail_registers({"max": None, "rinv": None, "log2e": None})
+    v = tail_registers()
     last = L.sums + 4 * (L.blocks - PASS_WORKERS)
     lines = [f"sst {r}, [s0 + {last + 4 * k}]" for k, r in enumerate(block_sum_regs)]
     lines += [f"vli {v['tmp']}, {INF_BITS}", f"vst {v['tmp']}, [s0 + {L.prefix + 4}]",

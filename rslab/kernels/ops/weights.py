@@ -8,11 +8,17 @@ When the sum-exp pass has stored e over the landed row (:func:`e_load`), the
 residual row loads e and skips the subtract, the multiply and the exp2:
 :func:`log_weight_from_e_ops`.
 
+The draws that take linear weights (the race, the inverse CDF) use
+:func:`linear_weight_ops` (the bonus ``exp2((l − m)·LOG2E)`` or the residual
+``max(p − q, 0)`` from a logit) and :func:`stream_weight_ops` (stream k's weight with
+the loads it needs, from wherever the row is).
+
 Registers (``regs``): ``max``, ``log2e``, ``rinv`` (1/s), ``zero``; ``q`` the q row's base,
 ``landed`` the base of the stored e.
 """
 
 from rslab.kernels.ops.rowmax import PACKED_BYTES
+from rslab.kernels.ops.sumexp import exp_step, float_half
 from rslab.schedule import Addr, Op
 
 
@@ -65,6 +71,29 @@ def residual_weight_from_e_ops(k: int, e: str, q: str, regs, *,
     ops = [Op("vmul.f32", f"p{k}", (e, regs["rinv"]))]
     ops += [load_q] if load_q is not None else []
     return ops + _linear_tail(k, q, regs), f"wr{k}"
+
+
+def linear_weight_ops(kind: str, k, logit: str, regs, *,
+                      load_q: Op | None = None) -> tuple[list, str]:
+    """(ops, w): the bonus ``exp2((l − m)·LOG2E)`` or the residual ``max(p − q, 0)`` from the
+    logit value ``logit`` (``load_q``: the residual's q load, placed just before its use)."""
+    if kind == "bonus":
+        return exp_step(k, logit, regs)
+    return residual_weight_ops(k, logit, f"q{k}", regs, load_q=load_q)
+
+
+def stream_weight_ops(kind: str, k: int, u: int, regs, source: str = "packed", *,
+                      load_q: bool = True) -> tuple[list, str]:
+    """(ops, w): stream k's linear weight with its loads, from the stored e (``source="e"``,
+    residual), the landed float32 halves or the packed row (the packed loads are the
+    caller's); ``load_q``: the residual's q load placed before its use (else ``q{k}`` is
+    loaded by the caller)."""
+    q = q_load(k, u, regs) if load_q else None
+    if source == "e":
+        ops, w = residual_weight_from_e_ops(k, f"e{k}", f"q{k}", regs, load_q=q)
+        return [e_load(k, u, regs)] + ops, w
+    ops, w = linear_weight_ops(kind, k, f"l{k}", regs, load_q=q)
+    return [float_half(k, u, regs, landed=source == "landed")] + ops, w
 
 
 def log_weight_from_e_ops(k: int, e: str, q: str, regs, *, log2: str = "vlog2",

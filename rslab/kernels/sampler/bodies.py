@@ -23,15 +23,14 @@ from rslab.kernels.ops.noise import precise_noise_ops
 from rslab.kernels.ops.philox import philox_ops, philox_split
 from rslab.kernels.ops.race import race_score_op
 from rslab.kernels.ops.rowmax import rowmax_body as _rowmax_body
-from rslab.kernels.ops.sumexp import exp_step, float_half, packed_loads, sumexp_body
+from rslab.kernels.ops.sumexp import float_half, packed_loads, sumexp_body
 from rslab.kernels.ops.uniform import uniform_ops
 from rslab.kernels.ops.weights import (
     e_load,
     log_weight_from_e_ops,
     log_weight_ops,
     q_load,
-    residual_weight_from_e_ops,
-    residual_weight_ops,
+    stream_weight_ops,
 )
 from rslab.kernels.sampler.draws import DEFAULT_DRAW, DRAW_REGS, needs_row_max
 from rslab.kernels.sampler.registers import (
@@ -119,19 +118,6 @@ def _noise(path, draw, k, uname) -> tuple[list, str]:
     return draw_noise_ops(*draw, k, uname, DRAW_REGS)
 
 
-def _linear_term(body, kind, k, u, source):
-    """Stream k's linear weight: the bonus ``exp2((l − m)·LOG2E)``, the residual's ``w``."""
-    if source == "e":
-        body.append(e_load(k, u, REGS))
-        ops, w = residual_weight_from_e_ops(k, f"e{k}", f"q{k}", REGS, load_q=q_load(k, u, REGS))
-    else:
-        body.append(float_half(k, u, REGS, landed=source == "landed"))
-        ops, w = (exp_step(k, f"l{k}", REGS) if kind == "bonus" else
-                  residual_weight_ops(k, f"l{k}", f"q{k}", REGS, load_q=q_load(k, u, REGS)))
-    body += ops
-    return w
-
-
 def _logit_term(body, kind, path, k, u, source):
     """Stream k's ``x``: l·LOG2E (bonus) or log2 of the residual weight."""
     if kind == "bonus":
@@ -183,7 +169,8 @@ def final_scores(kind: str, path: str, u: int, *, source: str = "packed",
         ops, y = _noise(path, draw, k, uname)
         body += ops
         if draw[0] == "race":
-            body.append(race_score_op(k, _linear_term(body, kind, k, u, source), y))
+            ops, w = stream_weight_ops(kind, k, u, REGS, source)
+            body += ops + [race_score_op(k, w, y)]
             body += after(k) if after else []
             continue
         x = _logit_term(body, kind, path, k, u, source)
