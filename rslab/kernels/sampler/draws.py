@@ -19,7 +19,15 @@ from __future__ import annotations
 
 from rslab.kernels.ops.noise import divisor_noise_constants
 from rslab.kernels.ops.rangered import rangered_constants
-from rslab.kernels.sampler.registers import REGS, V_C1, V_EIGHTH, V_PM0, V_PM1, V_THREE
+from rslab.kernels.sampler.registers import (
+    LOOP_POOL,
+    REGS,
+    V_C1,
+    V_EIGHTH,
+    V_PM0,
+    V_PM1,
+    V_THREE,
+)
 from rslab.numerics.fastlog import DEFAULT_FASTLOG2
 from rslab.numerics.gumbel import parse_divisor
 from rslab.numerics.methods import check_method, resolve_noise
@@ -68,4 +76,4 @@ def draw_constants(draw) -> dict:
 
 def taken_registers(draw) -> set:
     """The Fast loops' spare registers that hold ``draw``'s constants."""
-    return {DRAW_REGS[role] for role in draw_constants(draw)} & {V_PM0, V_PM1, V_C1}
+    return {DRAW_REGS[role] for role in draw_constants(draw)} & set(LOOP_POOL["fast"])

@@ -551,7 +551,7 @@ class _Builder:
                 self.residual_bases(row, buf, a)
                 row.loop(b - a, "loop_residual")
         row.finish(s, buf)
-        self.empty_residual_fallback(r, s, buf)
+        self.empty_residual_fallback(row, buf)
         self.finish_request(r, s, jump=s < L.S - 1)
 
     def residual_bases(self, row, buf: int, a: int):
@@ -562,17 +562,15 @@ class _Builder:
                      f"sli {S_QB}, {L.vm_q + a * Q_BYTES_PER_PACKED}",
                      f"sli {S_FB}, {L.vm_fp32 + a * 2 * PACKED_BYTES}" if landed else "")
 
-    def empty_residual_fallback(self, r, s, buf: int):
-        """If the residual row saw no weight (``S_T[0]`` holds the row's ``empty_bits``: Gumbel
-        a best score of −∞), sample from p instead."""
-        L, p = self.L, self.p
-        done, t, c = f"residual_done_{r}_{s}", S_T[0], S_T[5]
-        p.steps(f"sli {c}, {self.final_row('residual', r, s).empty_bits}", f"ssub {c}, {t}, {c}",
-                f"bnz {c}, {done}",
+    def empty_residual_fallback(self, row, buf: int):
+        """If the residual ``row`` saw no weight (``S_T[0]`` holds its ``empty_bits``: Gumbel
+        a best score of −∞), zero q and run the row again: a draw from p."""
+        L, p, s = self.L, self.p, row.s
+        done, t, c = f"residual_done_{row.r}_{s}", S_T[0], S_T[5]
+        p.steps(f"sli {c}, {row.empty_bits}", f"ssub {c}, {t}, {c}", f"bnz {c}, {done}",
                 f"sli {S_QB}, {L.vm_q}", f"loop {L.q_row_bytes // PACKED_BYTES}")
         p.bundle(f"vst {V_ZERO}, [{S_QB} + 0]", f"sadd {S_QB}, {S_QB}, {PACKED_BYTES}")
         p.bundle("endloop")
-        row = self.final_row("residual", r, s)
         row.setup(RESIDUAL)
         self.residual_bases(row, buf, 0)
         row.loop(L.n_packed, "loop_residual")
