@@ -137,13 +137,17 @@ def run_draws(vocab: int, draws=SAMPLER_DRAWS, *, seed: int = 0, progress: bool 
               disable=not progress, leave=False) as bar:
         for name in TEST_POINTS:
             inputs = scenario_inputs(name, V=vocab, seed=seed)
-            base, div8 = known.get(name) or (
-                run_sampler(inputs, "fast", baseline_plan(name), seed=seed) if baselines
-                else None, None)
-            for draw in draws:
-                run = div8 if draw == DEFAULT_DRAW and div8 is not None else run_sampler(
-                    inputs, "fast", OPTIMISED, seed=seed, method=draw[0], noise=draw[1])
-                div8 = div8 or run
+            base, div8 = known.get(name, (None, None))
+            if base is None and baselines:
+                base = run_sampler(inputs, "fast", baseline_plan(name), seed=seed)
+            for draw in draws:  # Div8 first: every row is set beside it
+                if draw == DEFAULT_DRAW and div8 is not None:
+                    run = div8
+                else:
+                    run = run_sampler(inputs, "fast", OPTIMISED, seed=seed, method=draw[0],
+                                      noise=draw[1])
+                if draw == DEFAULT_DRAW:
+                    div8 = run
                 rows.append(draw_row(name, draw, run, div8.cycles, base))
                 bar.update()
     return rows
