@@ -183,6 +183,9 @@ def test_random_sampler_inputs_give_tokens_or_a_named_error(case):
         assert np.isfinite(logits[r, k, res.tokens[r, k]]), "a token of zero probability"
 
 
+PLANS = (OPTIMISED, OPTIMISED, ALL_ACCEPT_BASELINE, FIRST_REJECT_BASELINE)
+
+
 @st.composite
 def _kernel_case(draw):
     R, S, V = draw(st.integers(1, 2)), draw(st.integers(1, 3)), 256 * draw(st.integers(1, 3))
@@ -203,9 +206,6 @@ def test_random_inputs_give_the_references_tokens_on_the_core(case):
     inputs, (method, noise), plan, seed = case
     run = run_sampler(inputs, "fast", plan, seed=seed, method=method, noise=noise)
     assert run.tokens_match, (run.tokens, run.reference_tokens)
-
-
-PLANS = (OPTIMISED, OPTIMISED, ALL_ACCEPT_BASELINE, FIRST_REJECT_BASELINE)
 
 
 # ----------------------------------------------------------------- numerics arguments

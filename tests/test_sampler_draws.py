@@ -14,7 +14,7 @@ from rslab.fixtures import (
     sampled_inputs,
 )
 from rslab.kernels.loops.emit import schedule_body
-from rslab.kernels.sampler.draws import SAMPLER_DRAWS, needs_row_max, sampler_draw
+from rslab.kernels.sampler.draws import DEFAULT_DRAW, SAMPLER_DRAWS, needs_row_max, sampler_draw
 from rslab.kernels.sampler.layout import SamplerLayout
 from rslab.kernels.sampler.plans import ALL_ACCEPT_BASELINE, OPTIMISED, baseline_plan
 from rslab.kernels.sampler.program import _Builder, build_kernel
@@ -28,7 +28,7 @@ from rslab.schedule import SlotModel
 SMALL_V = 768  # three packed vectors: odd, so every two-vector loop reads the padding
 SMALL = {"all-accept": lambda: all_accept_inputs(R=3, S=4, V=SMALL_V, seed=1),
          "first-reject": lambda: first_reject_inputs(R=2, S=4, V=SMALL_V, seed=1)}
-OTHER_DRAWS = [d for d in SAMPLER_DRAWS if d != ("gumbel", "div8")]
+OTHER_DRAWS = [d for d in SAMPLER_DRAWS if d != DEFAULT_DRAW]
 
 
 @pytest.mark.parametrize("draw", OTHER_DRAWS, ids=lambda d: "-".join(d))
