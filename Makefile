@@ -95,7 +95,7 @@ FUZZ_SEED ?= 15
 fuzz: $(STAMP)
 	RSLAB_FUZZ=long RSLAB_SCALE=quick $(BIN)/python -m pytest -q -p no:cacheprovider \
 		--hypothesis-seed=$(FUZZ_SEED) --hypothesis-show-statistics tests/test_fuzz.py \
-		tests/test_schedule_differential.py
+		tests/test_schedule_differential.py tests/test_pipeline_contract.py
 
 clean:
 	rm -rf _build

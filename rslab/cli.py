@@ -3,16 +3,20 @@
 Each command is a module of :mod:`rslab.commands` with ``HELP`` (one line),
 ``configure(parser)`` (its arguments) and ``run(args) -> int``; ``COMMANDS``
 lists them. A ``ValueError`` from a command is its user's mistake: it is printed
-as one ``error:`` line and the exit status is 2.
+as one ``error:`` line and the exit status is 2; an error about a line of a file
+(``FILE:LINE: message``) is printed as compilers print it, ``FILE:LINE: error: message``,
+where editors jump to it.
 """
 
 import argparse
+import re
 import sys
 from pathlib import Path
 
 from rslab import __version__
 from rslab.commands import bench, pipeline, search, sim, sweep
 
+_LOCATION = re.compile(r"^(\S+:\d+): (.*)$", re.DOTALL)
 COMMANDS = {"sim": sim, "pipeline": pipeline, "sweep": sweep, "search": search, "bench": bench}
 
 
@@ -52,6 +56,9 @@ def main(argv=None, prog: str | None = None) -> int:
     try:
         return int(args.run(args) or 0)
     except ValueError as exc:
+        where = _LOCATION.match(str(exc))
+        if where:
+            parser.exit(2, f"{where.group(1)}: error: {where.group(2)}\n")
         parser.exit(2, f"{parser.prog} {args.command}: error: {exc}\n")
 
 

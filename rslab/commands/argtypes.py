@@ -16,6 +16,18 @@ def positive_int(text: str) -> int:
     return int(value)
 
 
+def count(text: str) -> int:
+    """A non-negative integer (``1e6`` accepted); bounds are the command's to check."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a non-negative integer, got {text!r}") \
+            from None
+    if not math.isfinite(value) or value != int(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"must be a non-negative integer, got {text!r}")
+    return int(value)
+
+
 def divisors(text: str) -> tuple[float, ...]:
     """Comma-separated positive finite numbers, e.g. ``8,10.5,14``."""
     try:
@@ -28,8 +40,13 @@ def divisors(text: str) -> tuple[float, ...]:
     return values
 
 
+MAX_WINDOW = 2000
+"""The widest cycle window a timeline or a trace's arrows cover."""
+
+
 def window(text: str) -> tuple[int, int]:
-    """A cycle window ``START:END`` (END excluded), e.g. ``100:140``."""
+    """A cycle window ``START:END`` (END excluded, at most ``MAX_WINDOW`` cycles), e.g.
+    ``100:140``."""
     try:
         start, end = (int(x) for x in text.split(":"))
     except ValueError:
@@ -37,6 +54,8 @@ def window(text: str) -> tuple[int, int]:
             f"must be a cycle window START:END such as 0:40, got {text!r}") from None
     if not 0 <= start < end:
         raise argparse.ArgumentTypeError(f"needs 0 <= START < END, got {text!r}")
+    if end - start > MAX_WINDOW:
+        raise argparse.ArgumentTypeError(f"at most {MAX_WINDOW} cycles wide, got {text!r}")
     return start, end
 
 
@@ -48,14 +67,35 @@ def assignment(text: str) -> tuple[str, str]:
     return key.strip(), value.strip()
 
 
-def add_executor_options(p) -> None:
-    """``--processes N`` and ``--dask local|tcp://host:8786`` (see :mod:`rslab.executors`)."""
+def dask_address(text: str) -> str:
+    """``local`` or ``tcp://HOST:PORT`` (the Dask schedulers :mod:`rslab.executors` reaches)."""
+    host, sep, port = text.removeprefix("tcp://").rpartition(":")
+    if text == "local" or (text.startswith("tcp://") and sep and host and port.isdigit()
+                           and 0 < int(port) < 65536):
+        return text
+    raise argparse.ArgumentTypeError(f"must be local or tcp://HOST:PORT such as "
+                                     f"tcp://127.0.0.1:8786, got {text!r}")
+
+
+def add_run_options(p, name: str) -> None:
+    """The options of a long run (``sweep``, ``search``): ``--scale``, where its tasks run
+    (``--processes``, ``--dask``), ``--output``, ``--no-progress`` and ``--json``."""
+    from rslab.scale import SCALES
+
+    p.add_argument("--scale", choices=SCALES, default=None,
+                   help="preset: quick, book, or full = the note's scale "
+                        "(default: RSLAB_SCALE, else book)")
     p.add_argument("--processes", type=positive_int, metavar="N",
                    help="local worker processes (default: the machine's cores; 1 = no workers); "
                         "with --dask local, the cluster's workers")
-    p.add_argument("--dask", metavar="ADDRESS",
+    p.add_argument("--dask", type=dask_address, metavar="ADDRESS",
                    help="run the tasks on Dask: 'local' starts a LocalCluster on 127.0.0.1, "
                         "tcp://host:8786 uses a running scheduler (needs rslab[dask])")
+    p.add_argument("--output", metavar="PATH",
+                   help=f"result files PATH.json and PATH.csv (default results/{name}-<scale>); "
+                        "checked before the run starts")
+    p.add_argument("--no-progress", action="store_true", help="no progress bars")
+    p.add_argument("--json", action="store_true", help="print the result as one JSON object")
 
 
 def lazy_epilog(p, text) -> None:

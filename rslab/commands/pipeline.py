@@ -15,9 +15,10 @@ or prints it, ready for ``rslab sim``. Errors name the line; exit status 2.
 """
 
 import json
+import sys
 from pathlib import Path
 
-from rslab.commands.argtypes import assignment, lazy_epilog, positive_int
+from rslab.commands.argtypes import assignment, count, lazy_epilog, positive_int
 from rslab.commands.sim import read_source
 
 HELP = "Modulo-schedule a loop body: MII, schedule, tables, and the pipelined assembly."
@@ -27,9 +28,12 @@ def configure(p):
     p.add_argument("file", nargs="?", default="-", metavar="BODY.s",
                    help="the loop body (- or nothing: standard input)")
     p.add_argument("-o", "--output", metavar="FILE.s",
-                   help="write the pipelined program here (default: print it)")
-    p.add_argument("--iterations", type=positive_int, metavar="N",
-                   help="trip count (default: the file's 'iterations', else 16)")
+                   help="write the pipelined program here (default: print it after the "
+                        "report; -: the program alone on stdout, the report on stderr, so "
+                        "that 'rslab pipeline b.s -o - | rslab sim -' works)")
+    p.add_argument("--iterations", type=count, metavar="N",
+                   help="trip count, 0 to 1,000,000,000 (default: the file's 'iterations', "
+                        "else 16)")
     p.add_argument("--exact", action="store_true",
                    help="also solve the integer program from MII up to the heuristic's II "
                         "and emit its smallest-II schedule")
@@ -48,13 +52,11 @@ def _format_text() -> str:
     return bodytext.__doc__.replace("``", "`").replace("::\n", "For example:\n")
 
 
-def _schedule(body, model, exact: bool, max_stages: int):
+def _schedule(body, model, exact: bool, max_stages: int, reserve: int):
     """(heuristic schedule, the schedule to emit, the exact answers tried)."""
-    from rslab.kernels.loops.emit import strided_bases
     from rslab.schedule import modulo_schedule
     from rslab.schedule.exact import smallest_exact
 
-    reserve = len(strided_bases(body.ops))
     heuristic = modulo_schedule(body.ops, model, reserve_scalar=reserve)
     if not exact:
         return heuristic, heuristic, []
@@ -63,72 +65,119 @@ def _schedule(body, model, exact: bool, max_stages: int):
     return heuristic, (found.schedule if found is not None else heuristic), tried
 
 
-def pipeline_file(name: str, pairs=(), iterations=None, exact=False, max_stages=8) -> dict:
-    """Everything ``rslab pipeline`` reports for the body file ``name``, with the program."""
+def _where(body, message: str) -> tuple[int, str]:
+    """The line a scheduling or expansion error is about: the registers line for the pool,
+    else the first op's."""
+    if message.startswith("registers") and body.pool_line is not None:
+        return body.pool_line
+    return body.lines[0], ""
+
+
+def _loop_code(body, model, exact, max_stages, n):
+    """(bounds, heuristic, chosen schedule, exact answers, expansion or None for 0 trips)."""
+    from rslab.kernels.loops.emit import strided_bases
+    from rslab.schedule import analyse, expand
+
+    reserve = len(strided_bases(body.ops))
+    bounds = analyse(body.ops, model, reserve_scalar=reserve)
+    heuristic, chosen, tried = _schedule(body, model, exact, max_stages, reserve)
+    exp = expand(chosen, n, registers=list(body.pool), carried_registers=body.carried) \
+        if n else None
+    return bounds, heuristic, chosen, tried, exp
+
+
+def pipeline_text(text: str, label: str = "<stdin>", pairs=(), iterations=None, exact=False,
+                  max_stages=8) -> dict:
+    """Everything ``rslab pipeline`` reports for the loop body ``text`` (from the file
+    ``label``), with the program. Every error is one ``ValueError`` ``label:LINE: ...``."""
     from rslab.machine.overrides import apply_overrides
-    from rslab.schedule import SlotModel, analyse, expand
-    from rslab.schedule.bodytext import parse_body
+    from rslab.schedule import SlotModel
+    from rslab.schedule.bodytext import MAX_ITERATIONS, BodyError, parse_body
     from rslab.schedule.tables import mrt_text, stage_text
 
     try:
-        model = SlotModel.from_config(apply_overrides(pairs))
+        config = apply_overrides(pairs)
+        model = SlotModel.from_config(config)
     except ValueError as exc:
         raise ValueError(f"--config {exc}") from None
-    label = "<stdin>" if name == "-" else name
+    if iterations is not None and not 0 <= iterations <= MAX_ITERATIONS:
+        raise ValueError(f"--iterations must be in 0 … {MAX_ITERATIONS:,}, got {iterations}")
     try:
-        body = parse_body(read_source(name), model)
+        body = parse_body(text, model, config)
+    except BodyError as exc:
+        raise ValueError(f"{label}:{exc.line}: {exc.message}: {exc.text.strip()!r}") from None
+    n = iterations if iterations is not None else body.iterations
+    n = 16 if n is None else n
+    try:
+        bounds, heuristic, chosen, tried, exp = _loop_code(body, model, exact, max_stages, n)
     except ValueError as exc:
-        raise ValueError(f"{label}, {exc}") from None
-    bounds = analyse(body.ops, model)
-    heuristic, chosen, tried = _schedule(body, model, exact, max_stages)
-    n = iterations or body.iterations or 16
-    exp = expand(chosen, n, registers=list(body.pool), carried_registers=body.carried)
-    bases = sorted(exp.pointer_step)
+        line, raw = _where(body, str(exc))
+        raise ValueError(f"{label}:{line}: {exc}" + (f": {raw.strip()!r}" if raw else "")) \
+            from None
+    bases = sorted(exp.pointer_step) if exp else []
     reserved = {("scalar", chosen.ii - 1 - j): f"sadd {b} (pointer)" for j, b in enumerate(bases)}
-    program = "\n".join(body.before) + ("\n" if body.before else "") + exp.text \
-        + "\n".join(body.after + ["halt"]) + "\n"
+    program = "\n".join(body.before) + ("\n" if body.before else "") \
+        + (exp.text if exp else "") + "\n".join(body.after + ["halt"]) + "\n"
     return {"file": label, "ops": len(body.ops), "res_mii": bounds.res_mii,
             "res_binding": bounds.res_binding, "usage": bounds.usage,
+            "units": dict(model.units), "pointer_increments": len(bases) or
+            len({op.addr.base for op in body.ops if op.addr is not None and op.addr.stride}),
             "rec_mii": bounds.rec_mii, "critical_circuit": list(bounds.critical_circuit),
-            "mii": bounds.mii, "heuristic_ii": heuristic.ii, "ii": chosen.ii,
-            "stages": chosen.stage_count, "unroll": exp.unroll, "iterations": n,
-            "kernel_passes": exp.kernel_passes,
+            "mii": bounds.mii, "binding": bounds.binding, "heuristic_ii": heuristic.ii,
+            "ii": chosen.ii, "stages": chosen.stage_count, "unroll": exp.unroll if exp else 1,
+            "iterations": n, "kernel_passes": exp.kernel_passes if exp else 0,
             "exact": [{"ii": r.ii, "status": r.status, "seconds": round(r.seconds, 2)}
                       for r in tried],
-            "reservation_table": mrt_text(chosen, reserved), "stage_table": stage_text(chosen),
-            "program": program}
+            "reservation_table": mrt_text(chosen, reserved).splitlines(),
+            "stage_table": stage_text(chosen).splitlines(), "program": program}
 
 
-def print_report(rep: dict, wrote: str | None) -> None:
+def pipeline_file(name: str, pairs=(), iterations=None, exact=False, max_stages=8) -> dict:
+    """:func:`pipeline_text` of the body file ``name`` (``-``: standard input)."""
+    label = "<stdin>" if name == "-" else name
+    return pipeline_text(read_source(name), label, pairs, iterations, exact, max_stages)
+
+
+def print_report(rep: dict, wrote: str | None, out=None) -> None:
+    """The text report; the program too unless it was written to ``wrote``."""
+    def say(text=""):
+        print(text, file=out or sys.stdout)
+
     circuit = " → ".join(rep["critical_circuit"] + rep["critical_circuit"][:1]) or "none"
-    usage = ", ".join(f"{k} {v}" for k, v in rep["usage"].items() if v)
-    print(f"{rep['file']}: {rep['ops']} ops per iteration")
-    print(f"ResMII {rep['res_mii']} (binding: {rep['res_binding']}; cycles booked per "
-          f"iteration: {usage})")
-    print(f"RecMII {rep['rec_mii']} (critical recurrence: {circuit})")
-    print(f"iterative modulo scheduling: II {rep['heuristic_ii']} (MII {rep['mii']})")
+    usage = ", ".join(f"{k} {v}/{rep['units'][k]}" for k, v in rep["usage"].items() if v)
+    say(f"{rep['file']}: {rep['ops']} ops per iteration, {rep['pointer_increments']} pointer "
+        "increment(s) (sadd, scalar slot) per iteration; the hardware loop issues nothing")
+    say(f"ResMII {rep['res_mii']} (binding: {rep['res_binding']}; cycles booked per "
+        f"iteration / units: {usage})")
+    say(f"RecMII {rep['rec_mii']} (critical recurrence: {circuit})")
+    say(f"MII {rep['mii']}: bound by {rep['binding']}")
+    say(f"iterative modulo scheduling: II {rep['heuristic_ii']} (MII {rep['mii']})")
     for r in rep["exact"]:
-        print(f"integer program at II {r['ii']}: {r['status']} ({r['seconds']} s)")
-    print(f"emitted: II {rep['ii']}, {rep['stages']} stages, kernel unrolled {rep['unroll']}x, "
-          f"{rep['iterations']} iterations = {rep['kernel_passes']} kernel passes + "
-          f"prologue and epilogue\n")
-    print(rep["reservation_table"] + "\n")
-    print(rep["stage_table"] + "\n")
+        say(f"integer program at II {r['ii']}: {r['status']} ({r['seconds']} s)")
+    say(f"emitted: II {rep['ii']}, {rep['stages']} stages, kernel unrolled {rep['unroll']}x, "
+        f"{rep['iterations']} iterations = {rep['kernel_passes']} kernel passes + "
+        f"prologue and epilogue\n")
+    say("\n".join(rep["reservation_table"]) + "\n")
+    say("\n".join(rep["stage_table"]) + "\n")
+    if wrote == "-":
+        return
     if wrote:
-        print(f"wrote the pipelined program to {wrote} (run it: rslab sim {wrote})")
+        say(f"wrote the pipelined program to {wrote} (run it: rslab sim {wrote})")
     else:
-        print("pipelined program:\n" + rep["program"], end="")
+        say("pipelined program:\n" + rep["program"].rstrip("\n"))
 
 
 def run(args) -> int:
     rep = pipeline_file(args.file, args.config, args.iterations, args.exact, args.max_stages)
-    if args.output:
+    if args.output and args.output != "-":
         try:
             Path(args.output).write_text(rep["program"])
         except OSError as exc:
             raise ValueError(f"--output {args.output}: {exc}") from None
     if args.json:
-        print(json.dumps(rep, indent=2))
+        print(json.dumps(rep, indent=2), file=sys.stderr if args.output == "-" else sys.stdout)
     else:
-        print_report(rep, args.output)
+        print_report(rep, args.output, sys.stderr if args.output == "-" else None)
+    if args.output == "-":
+        sys.stdout.write(rep["program"])
     return 0

@@ -11,10 +11,9 @@ import argparse
 import json
 import sys
 
-from rslab.commands.argtypes import add_executor_options
+from rslab.commands.argtypes import add_run_options
 from rslab.commands.argtypes import divisors as _divisors
 from rslab.commands.argtypes import positive_int as _count
-from rslab.scale import SCALES
 
 
 def _seeds(text):
@@ -66,8 +65,6 @@ HELP = "Divisor search for the Gumbel noise's second log (the Div14 search)."
 
 
 def configure(p):
-    p.add_argument("--scale", choices=SCALES, default=None,
-                   help="preset: quick, book, or full = the note's scale (default: RSLAB_SCALE)")
     p.add_argument("--divisors", type=_divisors, metavar="K,K,...",
                    help="candidates for screening (default: integers 2-16 plus non-integers)")
     p.add_argument("--screen-seeds", type=_seeds, metavar="SEEDS",
@@ -80,18 +77,14 @@ def configure(p):
                    help="candidates promoted to the finals besides the Div8 baseline")
     p.add_argument("--grid", type=_grid, metavar="LO:HI:STEP",
                    help="divisors of the exact search, or none (default by scale)")
-    add_executor_options(p)
+    add_run_options(p, "search")
     p.add_argument("--rng", choices=("hw", "philox"), default=None,
                    help="random words: the Fast path's hardware RNG (hw) or Philox4x32-10")
     p.add_argument("--chunk", type=_count, metavar="N", help="samples per chunk (memory bound)")
-    p.add_argument("--output", default=None, metavar="PATH",
-                   help="result files PATH.json and PATH.csv (default results/search-<scale>)")
     p.add_argument("--noises", type=_noises, metavar="NAME,...",
                    help="other noises for exact rows: rangered, div32, race, race-naive, ...")
     p.add_argument("--noises-only", action="store_true",
                    help="only the exact rows of --noises (skip the divisor search)")
-    p.add_argument("--no-progress", action="store_true", help="no progress bars")
-    p.add_argument("--json", action="store_true", help="print the result as JSON")
 
 
 def _fmt(value, spec):
@@ -141,6 +134,16 @@ def run(args):
 
     if args.noises_only and not args.noises:
         raise ValueError("--noises-only needs --noises")
+    scale = args.scale or current_scale()
+    output = args.output or f"results/search-{scale}"
+    changes = {name: getattr(args, attr) for name, attr in (
+        ("divisors", "divisors"), ("screen_seeds", "screen_seeds"),
+        ("final_seeds", "final_seeds"), ("samples_per_seed", "samples"),
+        ("finalists", "finalists"), ("grid", "grid"),
+        ("rng", "rng"), ("chunk", "chunk")) if getattr(args, attr) is not None}
+    if not args.noises_only:  # bad settings and outputs fail before any work starts
+        search_config(scale, **changes)
+        output_paths(output)
     extra = noise_rows(args.noises) if args.noises else []
     if args.noises_only:
         if args.json:
@@ -149,15 +152,6 @@ def run(args):
             print_noise_rows(extra)
         return 0
 
-    scale = args.scale or current_scale()
-    changes = {name: getattr(args, attr) for name, attr in (
-        ("divisors", "divisors"), ("screen_seeds", "screen_seeds"),
-        ("final_seeds", "final_seeds"), ("samples_per_seed", "samples"),
-        ("finalists", "finalists"), ("grid", "grid"),
-        ("rng", "rng"), ("chunk", "chunk")) if getattr(args, attr) is not None}
-    search_config(scale, **changes)  # bad settings fail before any worker starts
-    output = args.output or f"results/search-{scale}"
-    output_paths(output)
     with make_executor(args.processes, args.dask) as executor:
         config = search_config(scale, processes=executor.workers, **changes)
         result = run_search(config, progress=not args.no_progress, executor=executor)

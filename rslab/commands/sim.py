@@ -13,6 +13,7 @@ Errors name the file and line, and the exit status is 2.
 
 import argparse
 import json
+import math
 import sys
 from pathlib import Path
 
@@ -64,10 +65,18 @@ def register_values(run, regs) -> dict:
         if i >= limit:
             raise ValueError(f"--regs: {kind}{i} does not exist ({kind}0..{kind}{limit - 1})")
         if kind == "s":
-            out[f"s{i}"] = {"u32": run.sreg(i), "i32": run.sreg_i32(i), "f32": run.sreg_f32(i)}
+            out[f"s{i}"] = {"u32": run.sreg(i), "i32": run.sreg_i32(i),
+                            "f32": json_float(run.sreg_f32(i))}
         else:
-            out[f"v{i}"] = {"f32_lanes_0_7": [float(x) for x in run.vreg(i)[:8]]}
+            out[f"v{i}"] = {"f32_lanes_0_7": [json_float(x) for x in run.vreg(i)[:8]]}
     return out
+
+
+def json_float(x):
+    """``x`` as a JSON number, or the string ``"nan"``, ``"inf"``, ``"-inf"`` (JSON has no
+    such numbers)."""
+    x = float(x)
+    return x if math.isfinite(x) else str(x)
 
 
 def read_source(name: str) -> str:
@@ -89,9 +98,17 @@ def load_vmem(spec: str | None):
     path, _, addr = spec.partition("@")
     try:
         address = int(addr, 0) if addr else 0
-        return {address: np.load(path, allow_pickle=False)}
+        data = np.load(path, allow_pickle=False)
     except (OSError, ValueError) as exc:
         raise ValueError(f"--vmem {spec}: {exc}") from None
+    if not isinstance(data, np.ndarray):
+        data.close()
+        raise ValueError(f"--vmem {spec}: expected one array saved by numpy.save (.npy), "
+                         "got an archive of several (.npz)")
+    if data.dtype.kind not in "uif" or address < 0 or address % 4:
+        raise ValueError(f"--vmem {spec}: needs a numeric array at a non-negative byte "
+                         f"address that is a multiple of 4, got {data.dtype} at {address}")
+    return {address: data}
 
 
 def simulate_file(name: str, pairs, vmem_spec=None, max_steps=DEFAULT_MAX_STEPS):
@@ -108,14 +125,14 @@ def simulate_file(name: str, pairs, vmem_spec=None, max_steps=DEFAULT_MAX_STEPS)
     try:
         program = assemble(read_source(name))
     except AssemblyError as exc:
-        raise ValueError(f"{label}, {exc}") from None
+        raise ValueError(f"{label}:{exc.line}: {exc.message}: {exc.text.strip()!r}") from None
+    vmem = load_vmem(vmem_spec)
     try:
-        return simulate(program, config, vmem=load_vmem(vmem_spec), trace=True,
-                        max_steps=max_steps)
+        return simulate(program, config, vmem=vmem, trace=True, max_steps=max_steps)
     except MachineError as exc:
-        line = "?" if exc.line is None else exc.line
-        raise ValueError(f"{label}, line {line}: {exc.message} (pc {exc.pc}, cycle "
-                         f"{exc.cycle}: {exc.op!r})") from None
+        where = f"{label}:{exc.line}" if exc.line is not None else label
+        when = "" if exc.cycle is None else f", cycle {exc.cycle}"
+        raise ValueError(f"{where}: {exc.message} (pc {exc.pc}{when}: {exc.op!r})") from None
 
 
 def loop_report(run) -> list[dict]:

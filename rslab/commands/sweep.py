@@ -10,8 +10,7 @@ zero_threshold, ...; ``none`` for no value).
 import argparse
 import json
 
-from rslab.commands.argtypes import add_executor_options, assignment, divisors
-from rslab.scale import SCALES
+from rslab.commands.argtypes import add_run_options, assignment, divisors
 
 HELP = "Sweep fast-log hardware designs x divisors (exact, over all 2^24 uniforms)."
 
@@ -38,17 +37,11 @@ def axis(text: str) -> tuple[str, tuple]:
 
 
 def configure(p):
-    p.add_argument("--scale", choices=SCALES, default=None,
-                   help="preset of axes and divisors (default: RSLAB_SCALE, else book)")
     p.add_argument("--axis", type=axis, action="append", default=[], metavar="NAME=V,V",
                    help="one axis of designs, e.g. index_bits=5,6,7 (repeatable)")
     p.add_argument("--divisors", type=divisors, metavar="K,K,...",
                    help="divisors of every design (default by scale)")
-    add_executor_options(p)
-    p.add_argument("--output", metavar="PATH",
-                   help="result files PATH.json and PATH.csv (default results/sweep-<scale>)")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
-    p.add_argument("--json", action="store_true", help="print the result as one JSON object")
+    add_run_options(p, "sweep")
 
 
 def _fmt(value, spec):
@@ -76,14 +69,17 @@ def print_table(result) -> None:
 
 def run(args) -> int:
     from rslab.executors import make_executor
+    from rslab.numerics.search import output_paths
     from rslab.numerics.sweep import run_sweep, sweep_config
     from rslab.scale import current_scale
 
     scale = args.scale or current_scale()
     config = sweep_config(scale, axes=dict(args.axis), divisors=args.divisors)
+    output = args.output or f"results/sweep-{scale}"
+    output_paths(output)
     with make_executor(args.processes, args.dask) as executor:
         result = run_sweep(config, executor=executor, progress=not args.no_progress)
-    json_path, csv_path = result.write(args.output or f"results/sweep-{scale}")
+    json_path, csv_path = result.write(output)
     if args.json:
         print(json.dumps(result.to_dict(), indent=2))
     else:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from rslab.machine.isa import BRANCH_OPS, SPECS
+from rslab.machine.isa import BRANCH_OPS, SPECS, did_you_mean
 
 _LABEL = re.compile(r"^\s*([A-Za-z_][\w.]*)\s*:(.*)$")
 _REG = re.compile(r"^([vs])(\d+)$")
@@ -184,7 +184,7 @@ def parse_op(text: str, line: int = 0) -> Op:
     name = head.lower()
     spec = SPECS.get(name)
     if spec is None:
-        raise AssemblyError(line, text, f"unknown mnemonic {head!r}")
+        raise AssemblyError(line, text, f"unknown mnemonic {head!r}" + did_you_mean(head))
     tokens = _split_operands(rest)
     need = [k for k in spec.sig if not k.endswith("?")]
     if not len(need) <= len(tokens) <= len(spec.sig):

@@ -11,6 +11,7 @@ Vector registers hold 128 lanes × 32-bit words; float ops read them as float32,
 integer ops as uint32. Masks are all-ones (true) or zero (false) words.
 """
 
+import difflib
 from dataclasses import dataclass
 
 
@@ -139,3 +140,9 @@ SFU_OPS = frozenset(s.name for s in SPECS.values() if s.slot == "sfu")
 POP_OPS = frozenset(s.name for s in SPECS.values() if s.lat == "pop")
 """The ops that pop the SFU FIFO's head."""
 BRANCH_OPS = frozenset(("bz", "bnz", "jmp"))
+
+
+def did_you_mean(word: str) -> str:
+    """`` (did you mean X?)`` for the mnemonic or directive closest to ``word``, else ``""``."""
+    close = difflib.get_close_matches(word.lower(), [*SPECS, *DIRECTIVES], n=1, cutoff=0.6)
+    return f" (did you mean {close[0]}?)" if close else ""

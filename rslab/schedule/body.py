@@ -183,6 +183,11 @@ def _flow_edges(ops, producers, model, rotating) -> tuple[list, list]:
                 edges.append(Edge(i, p, 0, d - 1, "anti"))
         if op.is_pop and not any(i == b for _, b in fifo_pairs):
             raise ValueError(f"body[{i}]: vpop without a matching push")
+    for (p1, q1), (p2, _) in zip(fifo_pairs, fifo_pairs[1:], strict=False):
+        if p2 < p1:
+            raise ValueError(f"body[{q1}]: vpop of {ops[p1].dst} before the pop of "
+                             f"{ops[p2].dst}, pushed earlier: the FIFO returns results in "
+                             "push order")
     unpopped = [ops[i].dst for i, op in enumerate(ops) if op.is_push and i not in popped]
     if unpopped:
         raise ValueError(f"body: pushes never popped: {unpopped}")

@@ -5,7 +5,7 @@
     # the sum-exp loop of the pipelining chapter (two packed vectors per iteration)
     iterations 32                   # default trip count (--iterations overrides)
     carried acc0=v50                # loop-carried values and the registers that hold them
-    registers v0-v47                # free registers for the other values (default v0-v47)
+    registers v0-v47 s20-s27        # free registers for the other values (default below)
     before: sli s1, 0               # a bundle of assembly before the loop (repeatable)
     after:  vred.add s3, v50        # a bundle after the loop; halt is appended
     x0 = vld [s1 + 0 + 1024*i]      # VALUE = OPCODE SOURCES; memory [BASE + OFFSET + STRIDE*i]
@@ -17,10 +17,20 @@
     vst e0, [s2 + 0 + 512*i]        # an op that defines no value
 
 Rules: a value is defined once; a read of a value before its definition must be
-marked ``[-1]`` (loop-carried), and a loop-carried value needs a ``carried``
-register (its loop-carried state; the caller's ``before:`` lines initialise it).
-Everything that is not a value (``v60``, ``s1``, ``0.5``) passes through as a
-live-in. ``#`` starts a comment. Every error is a ``BodyError`` naming the line.
+marked ``[-1]`` (loop-carried: only the previous iteration's value, distance 1, is
+supported), and a loop-carried value needs a ``carried`` register (its
+loop-carried state; the caller's ``before:`` lines initialise it, the ``after:``
+lines read the last iteration's value there). An op that writes a register
+(``vld``, ``vadd.f32``, ``vred.add`` …) defines a value; a store or a push does
+not (a push defines its ``@TOKEN``). A value is a vector register, or a scalar one
+when its op writes a scalar (``s = vred.add x``). Everything that is not a value
+(``v60``, ``s1``, ``0.5``) passes through as a live-in, checked against the
+instruction table. The pool (default v0-v47 and s16-s31, less every register the
+file names) must hold neither a live-in nor a carried register nor a register the
+``after:`` lines read. Memory: the scheduler does not order loads and stores, so
+a store must not write what a load of the same or another iteration reads, and
+two stores must not write the same bytes. ``#`` starts a comment. Every error is
+a ``BodyError`` naming the line.
 """
 
 from __future__ import annotations
@@ -28,16 +38,22 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from rslab.machine.asm import AssemblyError, parse_op
+from rslab.machine.config import MachineConfig
+from rslab.machine.isa import BRANCH_OPS, DIRECTIVES, SPECS, did_you_mean
 from rslab.schedule.body import Addr, Op, Use, build_graph
-from rslab.schedule.model import SlotModel, slot_of
+from rslab.schedule.model import SlotModel
 
 _NAME = r"@?[A-Za-z_][\w.]*"
 _OP = re.compile(rf"^(?:({_NAME})\s*=\s*)?([a-z][\w.]*)\b\s*(.*)$")
 _MEM = re.compile(r"^\[\s*(s\d+)\s*(?:([+-])\s*(\d+))?\s*(?:\+\s*(\d+)\s*\*\s*i)?\s*\]$")
 _USE = re.compile(rf"^({_NAME})\[-(\d+)\]$")
-_REG_RANGE = re.compile(r"^v(\d+)-v(\d+)$")
-_REG = re.compile(r"^v\d+$")
-DEFAULT_POOL = tuple(f"v{i}" for i in range(48))
+_REG_RANGE = re.compile(r"^([vs])(\d+)-([vs])(\d+)$")
+_REG = re.compile(r"^[vs]\d+$")
+_MENTION = re.compile(r"\b([vs]\d+)\b")
+DEFAULT_POOL = tuple(f"v{i}" for i in range(48)) + tuple(f"s{i}" for i in range(16, 32))
+MAX_ITERATIONS = 10**9
+"""The largest trip count ``rslab pipeline`` emits (the ``iterations`` line or ``--iterations``)."""
 
 
 class BodyError(ValueError):
@@ -61,6 +77,9 @@ class LoopBody:
     before: list = field(default_factory=list)
     after: list = field(default_factory=list)
     carried_lines: dict = field(default_factory=dict)  # carried value -> (line, text)
+    pool_line: tuple | None = None  # (line, text) of the registers directive
+    kinds: dict = field(default_factory=dict)  # value -> "v" or "s"
+    after_lines: list = field(default_factory=list)  # (line, text) of each after: bundle
 
     def line_of(self, label: str) -> int:
         """The source line of the op labelled ``label``."""
@@ -86,7 +105,11 @@ def _memory(token: str) -> Addr:
     if not m:
         raise ValueError(f"memory operand {token!r} must read [sN + OFFSET + STRIDE*i]")
     offset = int(m.group(3) or 0) * (-1 if m.group(2) == "-" else 1)
-    return Addr(m.group(1), offset, int(m.group(4) or 0))
+    stride = int(m.group(4) or 0)
+    for name, value in (("offset", offset), ("stride", stride)):
+        if not -(2**31) <= value < 2**31:
+            raise ValueError(f"memory operand {token!r}: the {name} must fit in 32 bits")
+    return Addr(m.group(1), offset, stride)
 
 
 def _source(token: str, defined: dict, index: int, all_values: set):
@@ -94,21 +117,40 @@ def _source(token: str, defined: dict, index: int, all_values: set):
     if m:
         if m.group(1) not in all_values:
             raise ValueError(f"{m.group(1)}[-{m.group(2)}] names no value of the body")
-        if int(m.group(2)) < 1:
-            raise ValueError(f"{token}: the distance must be at least 1")
-        return Use(m.group(1), int(m.group(2)))
+        if int(m.group(2)) != 1:
+            raise ValueError(f"{token}: only the previous iteration's value, "
+                             f"{m.group(1)}[-1], can be read (distance 1)")
+        return Use(m.group(1), 1)
     if token in all_values and defined.get(token, index) >= index:
         raise ValueError(f"{token} is read before it is defined: mark the previous "
                          f"iteration's value as {token}[-1]")
     return token
 
 
-def _op(text: str, defined: dict, index: int, all_values: set) -> Op:
+def _spec(opcode: str):
+    spec = SPECS.get(opcode)
+    if spec is None:
+        raise ValueError(f"unknown opcode {opcode!r}" + did_you_mean(opcode))
+    if spec.slot is None or spec.lat is None or opcode in BRANCH_OPS:
+        raise ValueError(f"{opcode} cannot be in a loop body (no result a later op waits for)")
+    return spec
+
+
+def _op(text: str, defined: dict, index: int, all_values: set, line: int) -> Op:
     m = _OP.match(text)
     if not m:
         raise ValueError("expected VALUE = OPCODE SOURCES or OPCODE SOURCES")
     dst, opcode, rest = m.group(1), m.group(2), m.group(3)
-    slot_of(opcode)
+    if opcode in DIRECTIVES:
+        raise ValueError(f"{opcode} is an assembly directive: write it in a before: or "
+                         "after: line")
+    spec = _spec(opcode)
+    writes = spec.sig[:1] in (("vd",), ("sd",))
+    if writes and dst is None:
+        raise ValueError(f"{opcode} writes a register: give its value a name, "
+                         f"NAME = {opcode} ... (the pool supplies the register)")
+    if dst is not None and not writes and spec.slot != "sfu":
+        raise ValueError(f"{opcode} defines no value: drop '{dst} ='")
     srcs, addr = [], None
     for token in _split_operands(rest):
         if token.startswith("["):
@@ -117,22 +159,26 @@ def _op(text: str, defined: dict, index: int, all_values: set) -> Op:
             addr = _memory(token)
         else:
             srcs.append(_source(token, defined, index, all_values))
-    return Op(opcode, dst, tuple(srcs), addr)
+    return Op(opcode, dst, tuple(srcs), addr, name="" if dst else f"{opcode}:{line}")
 
 
 def _pool(arg: str) -> tuple:
     regs = []
     for part in arg.replace(",", " ").split():
         m = _REG_RANGE.match(part)
-        if m:
-            regs += [f"v{i}" for i in range(int(m.group(1)), int(m.group(2)) + 1)]
+        if m and m.group(1) == m.group(3):
+            lo, hi = int(m.group(2)), int(m.group(4))
+            if lo > hi or hi > 1023:
+                raise ValueError(f"registers: {part} is not a range of registers of the "
+                                 "machine (at most 1024 of each kind)")
+            regs += [f"{m.group(1)}{i}" for i in range(lo, hi + 1)]
         elif _REG.match(part):
             regs.append(part)
         else:
-            raise ValueError(f"registers: expected vN or vA-vB, got {part!r}")
+            raise ValueError(f"registers: expected vN, sN or vA-vB, got {part!r}")
     if not regs:
         raise ValueError("registers: needs at least one register")
-    return tuple(regs)
+    return tuple(dict.fromkeys(regs))
 
 
 def _carried(arg: str) -> dict:
@@ -149,8 +195,9 @@ def _carried(arg: str) -> dict:
 
 def _directive(head: str, arg: str, body: LoopBody, where: tuple) -> None:
     if head == "iterations":
-        if not arg.isdigit() or int(arg) < 1:
-            raise ValueError(f"iterations must be a positive integer, got {arg!r}")
+        if not arg.isdigit() or int(arg) > MAX_ITERATIONS:
+            raise ValueError(f"iterations must be an integer in 0 … {MAX_ITERATIONS:,}, "
+                             f"got {arg!r}")
         body.iterations = int(arg)
     elif head == "carried":
         pairs = _carried(arg)
@@ -158,10 +205,13 @@ def _directive(head: str, arg: str, body: LoopBody, where: tuple) -> None:
         body.carried_lines.update(dict.fromkeys(pairs, where))
     elif head == "registers":
         body.pool = _pool(arg)
+        body.pool_line = where
     elif not arg:
         raise ValueError(f"{head}: needs a bundle of assembly")
     else:
         getattr(body, head).append(arg)
+        if head == "after":
+            body.after_lines.append(where)
 
 
 _DIRECTIVE = re.compile(r"^(iterations|carried|registers)\s+(.*)$|^(before|after)\s*:\s*(.*)$")
@@ -175,10 +225,14 @@ def _lines(text: str):
             yield n, raw, code
 
 
-def parse_body(text: str, model: SlotModel | None = None) -> LoopBody:
-    """Parse a loop-body file (see the module docstring) and check its dependence graph."""
+def parse_body(text: str, model: SlotModel | None = None,
+               machine: MachineConfig | None = None) -> LoopBody:
+    """Parse a loop-body file (see the module docstring) and check it against the instruction
+    table, the registers of ``machine`` (default: the default machine) and its dependence
+    graph."""
     if not isinstance(text, str):
         raise ValueError(f"text must be a str, got {type(text).__name__}")
+    machine = MachineConfig() if machine is None else machine
     body = LoopBody([], [], {})
     op_lines = []
     for n, raw, code in _lines(text):
@@ -195,17 +249,126 @@ def parse_body(text: str, model: SlotModel | None = None) -> LoopBody:
     defined = {}
     for index, (n, raw, code) in enumerate(op_lines):
         try:
-            op = _op(code, defined, index, all_values)
+            op = _op(code, defined, index, all_values, n)
         except ValueError as exc:
             raise BodyError(n, raw, str(exc)) from None
         if op.dst is not None:
             defined.setdefault(op.dst, index)
+        if op.dst is not None and not op.is_push:
+            body.kinds[op.dst] = "s" if SPECS[op.opcode].sig[0] == "sd" else "v"
         body.ops.append(op)
         body.lines.append(n)
     if not body.ops:
         raise BodyError(1, text.splitlines()[0] if text.strip() else "", "the body has no op")
     _check(body, op_lines, model)
+    strides = {}
+    for (n, raw, _), op in zip(op_lines, body.ops, strict=True):
+        if op.addr is not None and strides.setdefault(op.addr.base, op.addr.stride) \
+                != op.addr.stride:
+            raise BodyError(n, raw, f"{op.addr.base} advances by {strides[op.addr.base]} "
+                            f"bytes per iteration (an earlier operand's stride): every "
+                            f"operand on one base needs the same stride; give this one "
+                            f"another base register")
+        try:
+            _check_operands(op, body.kinds, machine)
+        except ValueError as exc:
+            raise BodyError(n, raw, str(exc)) from None
+    _check_registers(body, op_lines, machine, text)
     return body
+
+
+def _check_operands(op: Op, kinds: dict, machine: MachineConfig) -> None:
+    """The op, with a register of its kind for every value, is an op of the instruction
+    table (operand count and kinds, immediates, registers of the machine)."""
+    spec = SPECS[op.opcode]
+    names = {}
+    for src in op.register_srcs():
+        name = src.name if isinstance(src, Use) else src
+        if name in kinds:
+            names[name] = f"{kinds[name]}0"
+    srcs = [names.get(s.name if isinstance(s, Use) else s, s) for s in op.register_srcs()]
+    dst = None if op.dst is None or op.is_push else f"{kinds[op.dst]}0"
+    imm = None if op.addr is None else op.addr.offset
+    text = op.assembly(dst, srcs, imm)
+    try:
+        parse_op(text)
+    except AssemblyError as exc:
+        message = exc.message
+        for name, placeholder in names.items():
+            kind = "vector" if placeholder[0] == "v" else "scalar"
+            message = message.replace(f"got {placeholder!r}", f"got {name} (a {kind} value)")
+        if "takes" in message:
+            message += f" ({op.opcode} {', '.join(spec.sig)})"
+        raise ValueError(message) from None
+    for token in srcs + ([op.addr.base] if op.addr else []):
+        if isinstance(token, str) and _REG.match(token) and token not in names.values():
+            _exists(token, machine)
+
+
+def _exists(reg: str, machine: MachineConfig) -> None:
+    count = machine.vregs if reg[0] == "v" else machine.sregs
+    if int(reg[1:]) >= count:
+        raise ValueError(f"{reg} is not a register of the machine ({reg[0]}0-{reg[0]}{count - 1})")
+
+
+def _live_ins(body: LoopBody) -> dict:
+    """register -> index of the first op reading it as a live-in (memory bases included)."""
+    out = {}
+    for i, op in enumerate(body.ops):
+        tokens = [s for s in op.srcs if isinstance(s, str) and s not in body.kinds]
+        tokens += [op.addr.base] if op.addr else []
+        for token in tokens:
+            if _REG.match(token):
+                out.setdefault(token, i)
+    return out
+
+
+def _check_registers(body: LoopBody, op_lines, machine: MachineConfig, text: str) -> None:
+    """Carried registers of the right kind and of the machine; a pool of machine registers
+    holding no live-in, no carried register and nothing the after: lines read (the default
+    pool leaves out every register the file names)."""
+    live = _live_ins(body)
+    for value, reg in body.carried.items():
+        n, raw = body.carried_lines[value]
+        try:
+            _exists(reg, machine)
+        except ValueError as exc:
+            raise BodyError(n, raw, f"carried {value}: {exc}") from None
+        if reg[0] != body.kinds[value]:
+            raise BodyError(n, raw, f"carried {value}={reg}: {value} is a "
+                            f"{'vector' if body.kinds[value] == 'v' else 'scalar'} value")
+        if reg in live:
+            n2, raw2, _ = op_lines[live[reg]]
+            raise BodyError(n2, raw2, f"{reg} holds the carried {value}: read {value}[-1] "
+                            "(or its value of this iteration) instead")
+    if body.pool_line is None:
+        named = set(_MENTION.findall("\n".join(c for _, _, c in _lines(text))))
+        body.pool = tuple(r for r in DEFAULT_POOL if r not in named)
+        n, raw = 1, text.splitlines()[0]
+    else:
+        n, raw = body.pool_line
+        for reg in body.pool:
+            try:
+                _exists(reg, machine)
+            except ValueError as exc:
+                raise BodyError(n, raw, f"registers: {exc}") from None
+        carried = {reg: v for v, reg in body.carried.items()}
+        after = {r for code in body.after for r in _MENTION.findall(code)}
+        for reg in body.pool:
+            if reg in live:
+                raise BodyError(n, raw, f"registers: {reg} is a live-in of the body (line "
+                                f"{op_lines[live[reg]][0]}): leave it out of the pool")
+            if reg in carried:
+                raise BodyError(n, raw, f"registers: {reg} holds the carried "
+                                f"{carried[reg]}: leave it out of the pool")
+            if reg in after:
+                raise BodyError(n, raw, f"registers: {reg} is read by an after: line: "
+                                "leave it out of the pool")
+    for kind, what in (("v", "vector"), ("s", "scalar")):
+        if any(k == kind for v, k in body.kinds.items() if v not in body.carried) \
+                and not any(r[0] == kind for r in body.pool):
+            raise BodyError(n, raw, f"registers: the body has {what} values but the pool "
+                            f"has no {what} register")
 
 
 def _culprit(message: str, ops) -> int:

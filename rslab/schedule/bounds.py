@@ -38,9 +38,11 @@ class Bounds:
         return self.res_binding
 
 
-def res_mii(graph: Graph):
-    """(ResMII, binding resource, usage per resource) counting the SFU hold and the FIFO."""
+def res_mii(graph: Graph, reserve_scalar: int = 0):
+    """(ResMII, binding resource, usage per resource) counting the SFU hold, the FIFO and
+    ``reserve_scalar`` scalar slots per iteration (the loop's pointer increments)."""
     usage = {slot: 0 for slot in graph.model.units}
+    usage["scalar"] = usage.get("scalar", 0) + reserve_scalar
     for op in graph.ops:
         usage[slot_of(op.opcode)] += graph.model.op_busy(op.opcode)
     per = {slot: math.ceil(usage[slot] / graph.model.units[slot]) for slot in usage}
@@ -96,10 +98,12 @@ def rec_mii(graph: Graph):
     return best, best_circuit
 
 
-def analyse(body_or_graph, model: SlotModel | None = None) -> Bounds:
-    """ResMII and RecMII of a body (or of its graph), with what binds."""
+def analyse(body_or_graph, model: SlotModel | None = None, *, reserve_scalar: int = 0) -> Bounds:
+    """ResMII and RecMII of a body (or of its graph), with what binds; ``reserve_scalar``
+    scalar slots per iteration are booked for the pointer increments of the emitted loop
+    (its hardware loop itself issues nothing)."""
     graph = body_or_graph if isinstance(body_or_graph, Graph) else build_graph(body_or_graph,
                                                                                 model)
-    r, binding, usage, fifo = res_mii(graph)
+    r, binding, usage, fifo = res_mii(graph, reserve_scalar)
     c, circuit = rec_mii(graph)
     return Bounds(r, binding, usage, c, circuit, fifo)

@@ -180,8 +180,8 @@ def _check_arguments(ii, max_stages, reserve_scalar, time_limit):
     ii = _positive_int("ii", ii)
     max_stages = _positive_int("max_stages", max_stages)
     if isinstance(reserve_scalar, bool) or not isinstance(reserve_scalar, int) \
-            or not 0 <= reserve_scalar < ii:
-        raise ValueError(f"reserve_scalar must be an int in [0, ii), got {reserve_scalar!r}")
+            or not 0 <= reserve_scalar <= ii:
+        raise ValueError(f"reserve_scalar must be an int in [0, ii], got {reserve_scalar!r}")
     if not time_limit > 0:
         raise ValueError(f"time_limit must be positive, got {time_limit!r}")
     return ii, max_stages
@@ -225,7 +225,9 @@ def smallest_exact(body_or_graph, *, model: SlotModel | None = None, max_ii: int
     graph = body_or_graph if isinstance(body_or_graph, Graph) else build_graph(
         body_or_graph, model, kw.pop("rotating", ()))
     tried = []
-    for ii in range(analyse(graph).mii, _positive_int("max_ii", max_ii) + 1):
+    reserve = kw.get("reserve_scalar", 0)
+    first = max(analyse(graph, reserve_scalar=reserve).mii, reserve)
+    for ii in range(first, _positive_int("max_ii", max_ii) + 1):
         result = exact_schedule(graph, ii, **kw)
         tried.append(result)
         if result.status == "found":

@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from rslab.machine.isa import SPECS
 from rslab.schedule.body import closure_of_consumers, src_use
 from rslab.schedule.model import slot_of
 from rslab.schedule.modulo import Schedule
@@ -80,7 +81,9 @@ def allocate_registers(schedule: Schedule, unroll: int, registers, carried_regis
     Each instance occupies its register from the issue of its definition to the
     issue of its last read (a new definition may issue in the bundle of that
     read: bundles read registers before writing). Instances are arcs on the
-    circle of ``unroll·II`` cycles, coloured first-fit by start. A rotating value
+    circle of ``unroll·II`` cycles, coloured first-fit by start, from the pool's registers
+    of the value's kind (a scalar register for an op that writes one, such as
+    ``vred.add``; a vector register otherwise). A rotating value
     in ``entry`` has its last copy (the one iteration −1 would use) in its entry
     register, so the first iteration reads the caller's value there.
     """
@@ -103,13 +106,16 @@ def allocate_registers(schedule: Schedule, unroll: int, registers, carried_regis
         if v in entry and j == unroll - 1:
             out.setdefault(v, [None] * unroll)[j] = entry[v]
             continue
-        for r in pool:
+        kind = "s" if SPECS[g.ops[g.producers[v]].opcode].sig[:1] == ("sd",) else "v"
+        for r in (r for r in pool if r[0] == kind):
             if all(not _arcs_overlap(start, length, s2, l2, period) for s2, l2 in taken[r]):
                 taken[r].append((start, length))
                 out.setdefault(v, [None] * unroll)[j] = r
                 break
         else:
-            raise ValueError(f"registers: the pool of {len(pool)} registers is too small for "
+            what = "scalar" if kind == "s" else "vector"
+            have = sum(r[0] == kind for r in pool)
+            raise ValueError(f"registers: the pool's {have} {what} registers are too few for "
                              f"this schedule (II {ii}, unroll {unroll})")
     return out
 
@@ -212,10 +218,13 @@ class _Emitter:
         self.full = iterations - 1 if last_drop else iterations
         self.stretches = self._stretches()
         self.passes = sum(p for _, p in self.stretches)
-        self.step = {b: 0 for b in self.bases}
+        self.step = {}
         for op in g.ops:
-            if op.addr is not None and op.addr.stride:
-                self.step[op.addr.base] = op.addr.stride * unroll
+            if op.addr is not None and op.addr.base in self.bases:
+                stride = self.step.setdefault(op.addr.base, op.addr.stride * unroll) // unroll
+                if stride != op.addr.stride:
+                    raise ValueError(f"memory: base {op.addr.base} is used with strides "
+                                     f"{stride} and {op.addr.stride}; it advances by one")
         self.inc_rows = {b: ii - 1 - j for j, b in enumerate(self.bases)}
         self.entry = {}  # rotating value -> the caller's register it enters and leaves by
         self.life = schedule.lifetimes()

@@ -25,7 +25,7 @@ from rslab.kernels.sampler.program import PHASES, BuiltKernel, build_kernel
 from rslab.machine.asm import assemble
 from rslab.machine.config import MachineConfig
 from rslab.machine.simulator import simulate
-from rslab.reference import DIAGNOSTICS, rejection_sample
+from rslab.reference import DIAGNOSTICS, path_math, rejection_sample
 from rslab.schedule import SlotModel
 
 PHASE_KEYS = ("max", "sumexp", "accept", "residual", "bonus", "dma_wait", "setup")
@@ -124,6 +124,11 @@ def run_sampler(inputs, path: str = "fast", plan: KernelPlan = OPTIMISED, *, see
     must be ``method`` and ``noise``).
     """
     l, q, ids = inputs
+    if np.ndim(l) != 3:
+        raise ValueError(f"inputs: the target logits must be [R, S+1, V], got shape "
+                         f"{np.shape(l)}")
+    if path == "exact" and noise is not None:
+        path_math("exact", noise)  # the reference's own check of the noise's name
     R, S1, V = np.asarray(l).shape
     layout = SamplerLayout(R, S1 - 1, V)
     draw = sampler_draw(path, method, noise)
