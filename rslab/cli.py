@@ -14,10 +14,11 @@ import sys
 from pathlib import Path
 
 from rslab import __version__
-from rslab.commands import bench, pipeline, search, sim, sweep
+from rslab.commands import bench, isa, pipeline, search, sim, sweep
 
 _LOCATION = re.compile(r"^(\S+:\d+): (.*)$", re.DOTALL)
-COMMANDS = {"sim": sim, "pipeline": pipeline, "sweep": sweep, "search": search, "bench": bench}
+COMMANDS = {"sim": sim, "pipeline": pipeline, "isa": isa, "sweep": sweep, "search": search,
+            "bench": bench}
 
 
 def program_name(argv0: str | None = None) -> str:

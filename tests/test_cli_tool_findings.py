@@ -110,3 +110,39 @@ def test_run_sampler_refuses_what_the_reference_refuses():
         run_sampler((l, q, ids), "exact", noise="bogus")
     with pytest.raises(ValueError, match=r"inputs: the target logits must be \[R, S\+1, V\]"):
         run_sampler((l[0], q, ids), "exact")
+
+
+def test_sim_reports_what_binds_each_loop(files):
+    (files / "padded.s").write_text("vli v1, 0\nloop 20\nvadd.f32 v2, v1, v1\nnop\nnop\n"
+                                    "endloop\nhalt\n")
+    proc = rslab("sim", files / "padded.s")
+    assert proc.returncode == 0, proc.stderr
+    assert "(none)" not in proc.stdout
+    assert "bound by latency the code waits out in 2 empty bundles (nops)" in proc.stdout
+    rep = json.loads(rslab("sim", "--example", "sumexp", "--json", "--timeline", "40:50").stdout)
+    (loop,) = rep["loops"]
+    assert loop["binding"] == {"unit": "valu", "utilisation": 1.0}
+    assert loop["units"]["valu"]["booked"] == 20 and loop["cycles_per_source_iter"] == 10
+    sub = next(o for o in loop["ops"] if o["op"].startswith("vexp2"))
+    assert sub["pressure"] == 2.0 and sub["slot"] == "sfu"
+    assert isinstance(rep["timeline"], list) and {"op", "issue", "ready", "cause"} <= set(
+        rep["timeline"][0])
+
+
+def test_a_stalled_loop_names_the_cause_and_the_op_it_waited_for(files):
+    (files / "chain.s").write_text("vli v1, 0\nloop 20\nvadd.f32 v1, v1, v1\nendloop\nhalt\n")
+    proc = rslab("sim", files / "chain.s")
+    assert "bound by stalls: raw 2 cycles per iteration" in proc.stdout, proc.stdout
+    assert "raw on vadd.f32 v1, v1, v1" in proc.stdout
+
+
+def test_isa_lists_every_mnemonic_with_its_cycles_on_this_machine():
+    from rslab.machine.isa import SPECS
+
+    rows = json.loads(rslab("isa", "--json", "--config", "sfu_latency=20").stdout)
+    assert {r["mnemonic"] for r in rows} >= set(SPECS)
+    exp2 = next(r for r in rows if r["mnemonic"] == "vexp2")
+    assert (exp2["slot"], exp2["latency_class"], exp2["cycles"], exp2["busy"]) == \
+        ("sfu", "sfu", 20, 2)
+    assert "vunpack.lo" in rslab("isa").stdout
+    one_error(rslab("isa", "vunpak.lo"), "(did you mean vunpack.lo?)")

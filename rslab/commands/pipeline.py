@@ -5,7 +5,8 @@ The file holds the ops of one iteration in the loop-body format (one op a line,
 ``carried NAME=vN``; memory is ``[sN + OFFSET + STRIDE*i]``; an SFU push defines
 ``@TOKEN``, which one ``vpop`` takes; ``before:`` / ``after:`` lines hold the
 assembly around the loop; ``iterations N`` the trip count; ``registers vA-vB`` the
-free registers). See ``examples/sumexp_body.s`` and the pipelining chapter.
+free registers). ``--example sumexp_body`` and ``--example dot_bf16_body`` are the packaged
+bodies (``rslab/examples``); see the pipelining chapter.
 
 Prints ResMII with the binding resource, RecMII with its critical recurrence, the
 schedule found (iterative modulo scheduling; ``--exact`` asks the integer program
@@ -15,11 +16,12 @@ or prints it, ready for ``rslab sim``. Errors name the line; exit status 2.
 """
 
 import json
+import re
 import sys
 from pathlib import Path
 
 from rslab.commands.argtypes import assignment, count, lazy_epilog, positive_int
-from rslab.commands.sim import read_source
+from rslab.commands.sim import example_file, read_source
 
 HELP = "Modulo-schedule a loop body: MII, schedule, tables, and the pipelined assembly."
 
@@ -27,6 +29,8 @@ HELP = "Modulo-schedule a loop body: MII, schedule, tables, and the pipelined as
 def configure(p):
     p.add_argument("file", nargs="?", default="-", metavar="BODY.s",
                    help="the loop body (- or nothing: standard input)")
+    p.add_argument("--example", metavar="NAME",
+                   help="the packaged body NAME.s instead (sumexp_body, dot_bf16_body)")
     p.add_argument("-o", "--output", metavar="FILE.s",
                    help="write the pipelined program here (default: print it after the "
                         "report; -: the program alone on stdout, the report on stderr, so "
@@ -116,8 +120,11 @@ def pipeline_text(text: str, label: str = "<stdin>", pairs=(), iterations=None, 
             from None
     bases = sorted(exp.pointer_step) if exp else []
     reserved = {("scalar", chosen.ii - 1 - j): f"sadd {b} (pointer)" for j, b in enumerate(bases)}
-    program = "\n".join(body.before) + ("\n" if body.before else "") \
-        + (exp.text if exp else "") + "\n".join(body.after + ["halt"]) + "\n"
+    loop = "" if exp is None else re.sub(
+        r"^(loop \d+)$", lambda m: f"{m.group(1)}  # {exp.unroll} source iteration"
+        f"{'s' if exp.unroll > 1 else ''} per pass", exp.text, flags=re.M)
+    program = "\n".join(body.before) + ("\n" if body.before else "") + loop \
+        + "\n".join(body.after + ["halt"]) + "\n"
     return {"file": label, "ops": len(body.ops), "res_mii": bounds.res_mii,
             "res_binding": bounds.res_binding, "usage": bounds.usage,
             "units": dict(model.units), "pointer_increments": len(bases) or
@@ -168,7 +175,8 @@ def print_report(rep: dict, wrote: str | None, out=None) -> None:
 
 
 def run(args) -> int:
-    rep = pipeline_file(args.file, args.config, args.iterations, args.exact, args.max_stages)
+    file = example_file(args.example) if args.example else args.file
+    rep = pipeline_file(file, args.config, args.iterations, args.exact, args.max_stages)
     if args.output and args.output != "-":
         try:
             Path(args.output).write_text(rep["program"])

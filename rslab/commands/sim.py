@@ -27,6 +27,9 @@ DEFAULT_TIMELINE = (0, 40)
 def configure(p):
     p.add_argument("file", nargs="?", default="-", metavar="FILE.s",
                    help="the assembly program (- or nothing: standard input)")
+    p.add_argument("--example", metavar="NAME",
+                   help="run the packaged example NAME.s instead (sumexp: the pipelining "
+                        "chapter's sum-exp loop)")
     p.add_argument("--config", type=assignment, nargs="+", action="extend", default=[],
                    metavar="KEY=VALUE",
                    help="machine changes after FILE, e.g. valu_slots=3 sfu_latency=20")
@@ -77,6 +80,17 @@ def json_float(x):
     such numbers)."""
     x = float(x)
     return x if math.isfinite(x) else str(x)
+
+
+def example_file(name: str) -> str:
+    """The path of the packaged example ``NAME.s`` (``rslab/examples``); a ``ValueError``
+    listing them if there is none."""
+    folder = Path(__file__).resolve().parents[1] / "examples"
+    path = folder / f"{name}.s"
+    if not path.is_file():
+        known = ", ".join(sorted(p.stem for p in folder.glob("*.s")))
+        raise ValueError(f"--example: no example {name!r}; the examples: {known}")
+    return str(path)
 
 
 def read_source(name: str) -> str:
@@ -136,20 +150,20 @@ def simulate_file(name: str, pairs, vmem_spec=None, max_steps=DEFAULT_MAX_STEPS)
 
 
 def loop_report(run) -> list[dict]:
-    """Per hardware loop: its line, iterations, and the steady state when it ran enough."""
-    out = []
-    for i, pc in enumerate(run.program.loops()):
-        entry = run.program.entries[pc]
-        its = run.trace.loop_iterations(("index", i))
-        row = {"loop": i, "line": entry.line, "text": entry.text, "iterations": len(its)}
-        if len(its) >= 2:
-            warmup = min(2, len(its) - 2)
-            steady = run.trace.steady_state(("index", i), warmup=warmup)
-            row.update(warmup=warmup, cycles_per_iter=steady["cycles_per_iter"],
-                       stalls_per_iter=steady["stalls_per_iter"],
-                       stalls_by_cause={c: v for c, v in steady["stalls_by_cause"].items() if v})
-        out.append(row)
-    return out
+    """Per hardware loop: :func:`rslab.machine.pressure.loop_pressure`."""
+    from rslab.machine.pressure import loop_pressure
+
+    return [loop_pressure(run, i) for i in range(len(run.program.loops()))]
+
+
+def timeline_rows(run, start: int, end: int) -> list[dict]:
+    """The ops issued in cycles ``start`` … ``end`` − 1: pc, line, text, issue and ready
+    cycles, stall cycles before the bundle and their cause (the timeline as data)."""
+    bundles = run.trace.bundles
+    return [{"pc": op.pc, "line": run.program.entries[op.pc].line, "op": op.text,
+             "issue": op.issue, "ready": op.ready, "stall": bundles[op.bundle].stall,
+             "cause": bundles[op.bundle].cause}
+            for op in run.trace.ops if start <= op.issue < end]
 
 
 def report(run, name: str) -> dict:
@@ -172,27 +186,51 @@ def print_report(rep: dict) -> None:
     print("\nslot utilisation: " + ", ".join(f"{slot} {100 * u:.1f} %"
                                              for slot, u in rep["utilisation"].items()))
     for lp in rep["loops"]:
-        head = (f"\nloop {lp['loop']} (line {lp['line']}, {lp['text']}): "
-                f"{lp['iterations']} iterations")
-        if "cycles_per_iter" not in lp:
-            print(head + "; too few for a steady state")
-            continue
-        causes = ", ".join(f"{c} {v:g}" for c, v in lp["stalls_by_cause"].items()) or "none"
-        print(head + f"\n  steady state (after {lp['warmup']} warm-up): "
-              f"{lp['cycles_per_iter']:g} cycles and {lp['stalls_per_iter']:g} stall cycles "
-              f"per iteration ({causes})")
+        print_loop(lp)
+
+
+def print_loop(lp: dict) -> None:
+    """One hardware loop's steady state, what binds it, and its pressure and waits per op."""
+    head = f"\nloop {lp['loop']} (line {lp['line']}, {lp['text']}): {lp['iterations']} iterations"
+    if "cycles_per_iter" not in lp:
+        print(head + "; too few for a steady state")
+        return
+    causes = ", ".join(f"{c} {v:g}" for c, v in lp["stalls_by_cause"].items())
+    per = lp["source_per_pass"]
+    print(head + f"\n  steady state (after {lp['warmup']} warm-up, {lp['measured']} measured): "
+          f"{lp['cycles_per_iter']:g} cycles per iteration"
+          + (f" = {lp['cycles_per_source_iter']:g} per source iteration ({per} per pass)"
+             if per > 1 else "")
+          + f"; {lp['stalls_per_iter']:g} stall cycles"
+          + (f" ({causes})" if causes else "")
+          + f", {lp['empty_bundles_per_iter']:g} empty bundles per iteration")
+    print(f"  bound by {lp['bound']}")
+    units = [s for s, u in lp["units"].items() if u["booked"]]
+    print("  resource pressure per iteration (cycles booked / units):  "
+          + "  ".join(f"{s} {lp['units'][s]['booked']}/{lp['units'][s]['units']} "
+                      f"({100 * lp['units'][s]['utilisation']:.0f} %)" for s in units))
+    width = max([len(o["op"]) for o in lp["ops"]] + [2])
+    print(f"  {'op':<{width}}  " + "".join(f"{s:>7}" for s in units) + "   wait  cause")
+    for o in lp["ops"]:
+        cells = "".join(f"{o['pressure']:>7.2f}" if o["slot"] == s else f"{'':>7}"
+                        for s in units)
+        why = "" if not o["wait"] else f"{o['cause']}" + (
+            f" on {o['waited_for']}" if o["waited_for"] else "")
+        print(f"  {o['op']:<{width}}  {cells} {o['wait']:>6.2f}  {why}")
 
 
 def run(args) -> int:
     from rslab.machine.timeline import timeline
 
-    sim = simulate_file(args.file, args.config, args.vmem, args.max_steps)
-    name = "<stdin>" if args.file == "-" else args.file
+    file = example_file(args.example) if args.example else args.file
+    sim = simulate_file(file, args.config, args.vmem, args.max_steps)
+    name = "<stdin>" if file == "-" else file
     rep = report(sim, name)
     if args.regs:
         rep["registers"] = register_values(sim, args.regs)
     if args.timeline:
-        rep["timeline"] = timeline(sim.trace, *args.timeline)
+        rep["timeline"] = timeline_rows(sim, *args.timeline) if args.json \
+            else timeline(sim.trace, *args.timeline)
     if args.trace:
         flows = args.flows or args.timeline or (0, 64)
         try:

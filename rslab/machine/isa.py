@@ -143,6 +143,10 @@ BRANCH_OPS = frozenset(("bz", "bnz", "jmp"))
 
 
 def did_you_mean(word: str) -> str:
-    """`` (did you mean X?)`` for the mnemonic or directive closest to ``word``, else ``""``."""
-    close = difflib.get_close_matches(word.lower(), [*SPECS, *DIRECTIVES], n=1, cutoff=0.6)
-    return f" (did you mean {close[0]}?)" if close else ""
+    """`` (did you mean X?)`` for the mnemonics that extend ``word`` by a type suffix
+    (``vadd``: ``vadd.f32``, ``vadd.u32``), else the closest mnemonic or directive, else
+    ``""``."""
+    word = word.lower()
+    close = [n for n in SPECS if n.startswith(word + ".")] or difflib.get_close_matches(
+        word, [*SPECS, *DIRECTIVES], n=1, cutoff=0.6)
+    return f" (did you mean {' or '.join(close)}?)" if close else ""

@@ -197,6 +197,21 @@ class Trace:
                 current["stalls"][CAUSES[cause]] += stall
         return its
 
+    def loop_bundles(self, loop) -> list[list[int]]:
+        """Per iteration of a hardware loop (as :meth:`loop_iterations`), the indices into
+        :attr:`bundles` of the bundles it issued."""
+        pc0, end, level = _find_loop(self.run.program, loop)
+        out, key = [], None
+        for b, (_t, pc, _stall, _cause, iters) in enumerate(self._records):
+            if not pc0 < pc < end:
+                key = None
+                continue
+            if key is None or iters[:level + 1] != key:
+                key = iters[:level + 1]
+                out.append([])
+            out[-1].append(b)
+        return out
+
     def steady_state(self, loop, warmup: int = 2) -> dict:
         """Cycles and stalls per iteration of ``loop`` after ``warmup`` iterations.
 

@@ -33,7 +33,7 @@ vpop v2
 vsub.f32 v1, v1, v60 ; vsub.f32 v4, v6, v60 ; vexp2 v4
 vsub.f32 v5, v0, v60 ; vsub.f32 v6, v5, v60
 vpop v7 ; vexp2 v3 ; vadd.f32 v50, v50, v2
-loop 29
+loop 29  # 1 source iteration per pass
 vld v1, [s1 + 3072] ; vmul.f32 v2, v1, v61 ; vmul.f32 v0, v4, v61
 vld v5, [s1 + 3584] ; vmul.f32 v4, v5, v61 ; vmul.f32 v3, v6, v61
 vpop v6 ; vadd.f32 v51, v51, v7
