@@ -41,7 +41,7 @@ def files(tmp_path_factory):
 CASES = [
     (["sim", SUMEXP, "--config", "valu_slots=1000000000000"],
      "valu_slots=1000000000000: at most 64"),
-    (["sim", SUMEXP, "--config", f"vmem_bytes={2**50}"], "at most 268,435,456"),
+    (["sim", SUMEXP, "--config", f"vmem_bytes={2**50}"], "at most 67,108,864"),
     (["sim", SUMEXP, "--config", "vregs=100000000"], "vregs=100000000: at most 1,024"),
     (["sim", SUMEXP, "--timeline", "0:99999999999"], "at most 2000 cycles wide"),
     (["sim", SUMEXP, "--config", "sfu_latency=1000000000", "--timeline", "0:50"],

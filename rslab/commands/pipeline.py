@@ -1,18 +1,23 @@
 """``rslab pipeline BODY.s``: modulo-schedule a loop body and emit the pipelined program.
 
 The file holds the ops of one iteration in the loop-body format (one op a line,
-``VALUE = OPCODE SOURCES``; a loop-carried read is ``NAME[-1]`` and needs
-``carried NAME=vN``; memory is ``[sN + OFFSET + STRIDE*i]``; an SFU push defines
-``@TOKEN``, which one ``vpop`` takes; ``before:`` / ``after:`` lines hold the
-assembly around the loop; ``iterations N`` the trip count; ``registers vA-vB`` the
-free registers). ``--example sumexp_body`` and ``--example dot_bf16_body`` are the packaged
-bodies (``rslab/examples``); see the pipelining chapter.
+``VALUE = OPCODE SOURCES``; a loop-carried read is ``NAME[-1]``, the previous
+iteration's value (distance 1 only: a value from further back is refused with its
+file and line), and needs ``carried NAME=vN``; memory is ``[sN + OFFSET + STRIDE*i]``;
+an SFU push defines ``@TOKEN``, which one ``vpop`` takes; ``before:`` / ``after:``
+lines hold the assembly around the loop; ``iterations N`` the trip count;
+``registers vA-vB sC-sD`` the free registers). ``--example sumexp_body`` and
+``--example dot_bf16_body`` are the packaged bodies (``rslab/examples``); see the
+pipelining chapter.
 
-Prints ResMII with the binding resource, RecMII with its critical recurrence, the
-schedule found (iterative modulo scheduling; ``--exact`` asks the integer program
-from MII up), the modulo reservation table and the stage table, then writes the
-whole program (before, prologue / kernel / epilogue, after, halt) to ``-o FILE``
-or prints it, ready for ``rslab sim``. Errors name the line; exit status 2.
+Prints ResMII with the binding resource (one scalar slot per iteration counted for
+each strided base's pointer increment; the hardware loop itself issues nothing),
+RecMII with its critical recurrence, the schedule found (iterative modulo scheduling;
+``--exact`` asks the integer program from MII up), the modulo reservation table and
+the stage table, then writes the whole program (before, prologue / kernel / epilogue,
+after, halt) to ``-o FILE`` or prints it (``-o -``: the program alone on stdout, the
+report on stderr), ready for ``rslab sim``. Errors read ``FILE:LINE: error: ...``;
+exit status 2.
 """
 
 import json

@@ -8,7 +8,10 @@ Perfetto trace (slices with args, dependency arrows for the ``--flows`` window);
 ``--config key=value`` changes the machine (``valu_slots=3 sfu_latency=20``; an
 unknown key's error lists the keys). The assembly syntax is the machine chapter's: one
 bundle per line, ops separated by ``;``, ``loop N`` … ``endloop``, ``halt``.
-Errors name the file and line, and the exit status is 2.
+Each hardware loop is reported as llvm-mca reports one (:mod:`rslab.machine.pressure`):
+cycles per iteration and per source iteration, what binds, the resource pressure per
+unit and per op, and each op's average wait with its cause. ``--example NAME`` runs
+a packaged example. Errors read ``FILE:LINE: error: ...``; the exit status is 2.
 """
 
 import argparse

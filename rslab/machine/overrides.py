@@ -19,7 +19,7 @@ SCALAR_FIELDS = tuple(f.name for f in fields(MachineConfig)
 
 
 LIMITS = {"lanes": 4096, "vregs": 1024, "sregs": 1024, "sfu_hold": 1000, "fifo_depth": 1024,
-          "vmem_bytes": 2**28, "vmem_banks": 4096, "bank_bytes": 4, "branch_penalty": 1000,
+          "vmem_bytes": 2**26, "vmem_banks": 4096, "bank_bytes": 4, "branch_penalty": 1000,
           "loop_depth": 64, "dma_latency": 10**6, "dma_bytes_per_cycle": 2**20,
           "dma_tags": 1024, "slots": 64, "latency": 1000}
 """The largest value of each setting (``slots`` and ``latency``: of every class)."""
