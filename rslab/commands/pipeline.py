@@ -100,7 +100,7 @@ def pipeline_text(text: str, label: str = "<stdin>", pairs=(), iterations=None, 
     """Everything ``rslab pipeline`` reports for the loop body ``text`` (from the file
     ``label``), with the program. Every error is one ``ValueError`` ``label:LINE: ...``."""
     from rslab.machine.overrides import apply_overrides
-    from rslab.schedule import SlotModel
+    from rslab.schedule import SlotModel, slot_of
     from rslab.schedule.bodytext import MAX_ITERATIONS, BodyError, parse_body
     from rslab.schedule.tables import mrt_text, stage_text
 
@@ -140,8 +140,13 @@ def pipeline_text(text: str, label: str = "<stdin>", pairs=(), iterations=None, 
             "iterations": n, "kernel_passes": exp.kernel_passes if exp else 0,
             "exact": [{"ii": r.ii, "status": r.status, "seconds": round(r.seconds, 2)}
                       for r in tried],
-            "reservation_table": mrt_text(chosen, reserved).splitlines(),
-            "stage_table": stage_text(chosen).splitlines(), "program": program}
+            "schedule": [{"op": op.label, "slot": slot_of(op.opcode), "cycle": t,
+                          "stage": t // chosen.ii, "row": t % chosen.ii}
+                         for op, t in zip(chosen.graph.ops, chosen.times, strict=True)],
+            "reserved": [{"slot": slot, "row": row, "op": note}
+                         for (slot, row), note in reserved.items()],
+            "tables": mrt_text(chosen, reserved) + "\n\n" + stage_text(chosen),
+            "program": program}
 
 
 def pipeline_file(name: str, pairs=(), iterations=None, exact=False, max_stages=8) -> dict:
@@ -169,8 +174,7 @@ def print_report(rep: dict, wrote: str | None, out=None) -> None:
     say(f"emitted: II {rep['ii']}, {rep['stages']} stages, kernel unrolled {rep['unroll']}x, "
         f"{rep['iterations']} iterations = {rep['kernel_passes']} kernel passes + "
         f"prologue and epilogue\n")
-    say("\n".join(rep["reservation_table"]) + "\n")
-    say("\n".join(rep["stage_table"]) + "\n")
+    say(rep["tables"] + "\n")
     if wrote == "-":
         return
     if wrote:
@@ -188,7 +192,8 @@ def run(args) -> int:
         except OSError as exc:
             raise ValueError(f"--output {args.output}: {exc}") from None
     if args.json:
-        print(json.dumps(rep, indent=2), file=sys.stderr if args.output == "-" else sys.stdout)
+        data = {k: v for k, v in rep.items() if k != "tables"}  # the tables as data only
+        print(json.dumps(data, indent=2), file=sys.stderr if args.output == "-" else sys.stdout)
     else:
         print_report(rep, args.output, sys.stderr if args.output == "-" else None)
     if args.output == "-":
