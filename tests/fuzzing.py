@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, settings
 PROFILE = os.environ.get("RSLAB_FUZZ", "quick")
 EXAMPLES = {
     "quick": {"programs": 300, "sampler": 150, "numerics": 150, "cli": 60, "schedules": 20,
-              "pipeline": 250, "kernels": 10},
+              "pipeline": 300, "kernels": 10},
     "long": {"programs": 20_000, "sampler": 5_000, "numerics": 5_000, "cli": 2_000,
              "schedules": 400, "pipeline": 5_000, "kernels": 300},
 }

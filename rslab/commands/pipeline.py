@@ -193,7 +193,7 @@ def run(args) -> int:
             raise ValueError(f"--output {args.output}: {exc}") from None
     if args.json:
         data = {k: v for k, v in rep.items() if k != "tables"}  # the tables as data only
-        print(json.dumps(data, indent=2), file=sys.stderr if args.output == "-" else sys.stdout)
+        print(json.dumps(data, indent=2, allow_nan=False), file=sys.stderr if args.output == "-" else sys.stdout)
     else:
         print_report(rep, args.output, sys.stderr if args.output == "-" else None)
     if args.output == "-":

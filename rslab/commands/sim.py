@@ -242,7 +242,7 @@ def run(args) -> int:
             raise ValueError(f"--trace {args.trace}: {exc}") from None
         rep["trace"] = {"path": args.trace, "flows": list(flows)}
     if args.json:
-        print(json.dumps(rep, indent=2))
+        print(json.dumps(rep, indent=2, allow_nan=False))
         return 0
     print_report(rep)
     for reg, value in rep.get("registers", {}).items():
