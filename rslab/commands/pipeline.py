@@ -191,11 +191,12 @@ def run(args) -> int:
             Path(args.output).write_text(rep["program"])
         except OSError as exc:
             raise ValueError(f"--output {args.output}: {exc}") from None
+    report_to = sys.stderr if args.output == "-" else sys.stdout
     if args.json:
         data = {k: v for k, v in rep.items() if k != "tables"}  # the tables as data only
-        print(json.dumps(data, indent=2, allow_nan=False), file=sys.stderr if args.output == "-" else sys.stdout)
+        print(json.dumps(data, indent=2, allow_nan=False), file=report_to)
     else:
-        print_report(rep, args.output, sys.stderr if args.output == "-" else None)
+        print_report(rep, args.output, report_to)
     if args.output == "-":
         sys.stdout.write(rep["program"])
     return 0

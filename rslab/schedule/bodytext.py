@@ -27,9 +27,11 @@ when its op writes a scalar (``s = vred.add x``). Everything that is not a value
 (``v60``, ``s1``, ``0.5``) passes through as a live-in, checked against the
 instruction table. The pool (default v0-v47 and s16-s31, less every register the
 file names) must hold neither a live-in nor a carried register nor a register the
-``after:`` lines read. Memory: the scheduler does not order loads and stores, so
-a store must not write what a load of the same or another iteration reads, and
-two stores must not write the same bytes. ``#`` starts a comment. Every error is
+``after:`` lines read. Pops take the pushes' tokens in push order (the FIFO is
+in order). Memory: every operand on one base register has the same stride (the base
+advances by it once per iteration); the scheduler does not order loads and stores, so
+a store must not write what a load of the same or another iteration reads, and two
+stores must not write the same bytes. ``#`` starts a comment. Every error is
 a ``BodyError`` naming the line.
 """
 
