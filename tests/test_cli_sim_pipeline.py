@@ -154,7 +154,10 @@ BODY = "carried acc=v50\nx = vld [s1 + 0 + 512*i]\nacc = vadd.f32 acc[-1], x\n"
     (BODY + "y = vli 8589934592\n", "4", "does not fit in 32 bits"),
     (BODY + "vld v1, [s1 + 0]\n", "4", "vld writes a register: give its value a name"),
     (BODY + "y = vst x, [s2 + 0]\n", "4", "vst defines no value: drop 'y ='"),
-    (BODY.replace("acc[-1]", "acc[-2]"), "3", "only the previous iteration's value, acc[-1]"),
+    (BODY.replace("acc[-1]", "acc[-2]"), "1",
+     "acc is read 2 iterations back: give it 2 registers, its values of iterations -1 … -2: "
+     "carried acc=v50,vN"),
+    (BODY.replace("acc[-1]", "acc[-9]"), "3", "the distance must be 1 … 8"),
     (BODY + "@e = vexp2 x\n@f = vexp2 x\nf = vpop @f\ne = vpop @e\n", "6",
      "the FIFO returns results in push order"),
     (BODY + "y = vld [s1 + 64]\n", "4", "every operand on one base needs the same stride"),

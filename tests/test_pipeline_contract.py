@@ -28,6 +28,7 @@ BEFORE = [f"before: sli {b}, {LOADS if unit == 'ld' else STORES}"
 BEFORE += [f"before: sli s3, {OUT}", f"before: sli s4, {LIVE}"]
 LIVE_IN_VREGS = ("v1", "v2", "v40", "v50", "v51", "v60")
 CARRIED_VREGS = ("v52", "v53", "v54", "v3")
+HISTORY_VREGS = ("v55", "v56", "v57", "v58", "v4")  # the values of iterations -2, -3
 VALU2 = ("vadd.f32", "vsub.f32", "vmul.f32", "vmax.f32", "vxor", "vadd.u32", "vmullo.u32",
          "vpack", "vcmpgt.f32")
 VALU1 = ("vunpack.lo", "vunpack.hi", "vmov", "vcvt.u2f", "vcvt.f2u")
@@ -51,11 +52,17 @@ def bodies(draw):
         scalars = ["s5"]
     else:
         scalars = []
-    carried = {}
+    carried, distance = {}, {}
     for k in range(draw(st.integers(0, 2))):
-        reg = draw(st.sampled_from([r for r in CARRIED_VREGS if r not in carried.values()]))
-        carried[f"acc{k}"] = reg
-        lines.append(f"before: vld {reg}, [s4 + {512 * (8 + k)}]")
+        taken = [r for regs in carried.values() for r in regs]
+        reg = draw(st.sampled_from([r for r in CARRIED_VREGS if r not in taken]))
+        distance[k] = draw(st.sampled_from([1, 1, 1, 2, 3]))
+        extra = [r for r in HISTORY_VREGS if r not in taken][:distance[k] - 1]
+        if draw(st.integers(0, 9)) == 0:
+            extra = extra[:-1]  # one register too few: refused
+        carried[f"acc{k}"] = [reg, *extra]
+        lines += [f"before: vld {r}, [s4 + {512 * (8 + 3 * k + j)}]"
+                  for j, r in enumerate(carried[f"acc{k}"])]
     vectors, ops, pending, stores = list(live), [], [], 0
     for k in range(draw(st.integers(1, 9))):
         pick = st.sampled_from(vectors or ["v1"])
@@ -102,8 +109,8 @@ def bodies(draw):
             vectors.append(e)
     ops += [f"{e} = vpop @{e}" for e in pending]
     vectors += pending
-    for k, (value, reg) in enumerate(carried.items()):
-        d = draw(st.sampled_from([1, 1, 1, 2, 3]))
+    for k, (value, regs) in enumerate(carried.items()):
+        d, reg = distance[k], regs[0]
         x = draw(st.sampled_from(vectors))
         first = next((j + 1 for j, op in enumerate(ops) if op.startswith(f"{x} =")), 0)
         ops.insert(draw(st.integers(first, len(ops))),
@@ -114,7 +121,7 @@ def bodies(draw):
             stores += 1
         lines.append(f"after: vst {reg}, [s3 + {512 * k}]")
     if carried:
-        lines.append("carried " + " ".join(f"{v}={r}" for v, r in carried.items()))
+        lines.append("carried " + " ".join(f"{v}={','.join(r)}" for v, r in carried.items()))
     if draw(st.integers(0, 3)) == 0:
         lo = draw(st.integers(0, 20))
         hi = draw(st.sampled_from([lo + 2, lo + 8, lo + 30, 47, 70]))
@@ -167,7 +174,9 @@ FIXED = [
     ("carried acc=v52\nbefore: vld v52, [s4 + 0]\nafter: vst v52, [s3 + 0]\n"
      "x = vld [s1 + 0 + 512*i]\nacc = vadd.f32 acc[-1], x\n", 9),
     ("x = vld [s1 + 0 + 512*i]\n@e = vexp2 x\ne = vpop @e\nr = vred.add e\n"
-     "sst r, [s2 + 0 + 4*i]\n", 7),
+     "sst r, [s9 + 0 + 4*i]\n", 7),
+    ("carried f=v52,v53\nbefore: vld v52, [s4 + 0]\nbefore: vld v53, [s4 + 512]\n"  # Fibonacci
+     "after: vst v52, [s3 + 0]\nf = vadd.f32 f[-1], f[-2]\nvst f, [s2 + 0 + 512*i]\n", 12),
 ]
 
 

@@ -2,8 +2,9 @@
 
 The file holds the ops of one iteration in the loop-body format (one op a line,
 ``VALUE = OPCODE SOURCES``; a loop-carried read is ``NAME[-1]``, the previous
-iteration's value (distance 1 only: a value from further back is refused with its
-file and line), and needs ``carried NAME=vN``; memory is ``[sN + OFFSET + STRIDE*i]``;
+iteration's value, and needs ``carried NAME=vN``; ``NAME[-d]`` reads d iterations back
+(d ≤ 8) and needs d registers, ``carried NAME=vN,vM`` for d = 2 (modulo variable
+expansion renames the value); memory is ``[sN + OFFSET + STRIDE*i]``;
 an SFU push defines ``@TOKEN``, which one ``vpop`` takes; ``before:`` / ``after:``
 lines hold the assembly around the loop; ``iterations N`` the trip count;
 ``registers vA-vB sC-sD`` the free registers). ``--example sumexp_body`` and
@@ -61,12 +62,12 @@ def _format_text() -> str:
     return bodytext.__doc__.replace("``", "`").replace("::\n", "For example:\n")
 
 
-def _schedule(body, model, exact: bool, max_stages: int, reserve: int):
+def _schedule(graph, exact: bool, max_stages: int, reserve: int):
     """(heuristic schedule, the schedule to emit, the exact answers tried)."""
     from rslab.schedule import modulo_schedule
     from rslab.schedule.exact import smallest_exact
 
-    heuristic = modulo_schedule(body.ops, model, reserve_scalar=reserve)
+    heuristic = modulo_schedule(graph, reserve_scalar=reserve)
     if not exact:
         return heuristic, heuristic, []
     found, tried = smallest_exact(heuristic.graph, max_ii=heuristic.ii, max_stages=max_stages,
@@ -85,13 +86,15 @@ def _where(body, message: str) -> tuple[int, str]:
 def _loop_code(body, model, exact, max_stages, n):
     """(bounds, heuristic, chosen schedule, exact answers, expansion or None for 0 trips)."""
     from rslab.kernels.loops.emit import strided_bases
-    from rslab.schedule import analyse, expand
+    from rslab.schedule import analyse, build_graph, expand
 
     reserve = len(strided_bases(body.ops))
-    bounds = analyse(body.ops, model, reserve_scalar=reserve)
-    heuristic, chosen, tried = _schedule(body, model, exact, max_stages, reserve)
-    exp = expand(chosen, n, registers=list(body.pool), carried_registers=body.carried) \
-        if n else None
+    far = {v for v, d in body.distances().items() if d > 1}  # renamed: modulo expansion
+    graph = build_graph(body.ops, model, rotating=far)
+    bounds = analyse(graph, reserve_scalar=reserve)
+    heuristic, chosen, tried = _schedule(graph, exact, max_stages, reserve)
+    exp = expand(chosen, n, registers=list(body.pool), carried_registers=body.carried,
+                 history={v: body.history[v][1:] for v in far}) if n else None
     return bounds, heuristic, chosen, tried, exp
 
 

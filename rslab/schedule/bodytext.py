@@ -17,10 +17,14 @@
     vst e0, [s2 + 0 + 512*i]        # an op that defines no value
 
 Rules: a value is defined once; a read of a value before its definition must be
-marked ``[-1]`` (loop-carried: only the previous iteration's value, distance 1, is
-supported), and a loop-carried value needs a ``carried`` register (its
-loop-carried state; the caller's ``before:`` lines initialise it, the ``after:``
-lines read the last iteration's value there). An op that writes a register
+marked ``[-1]`` (loop-carried), and a loop-carried value needs a ``carried``
+register (its loop-carried state; the caller's ``before:`` lines initialise it, the
+``after:`` lines read the last iteration's value there). ``NAME[-d]`` reads the value
+of d iterations back (d ≤ 8); such a value needs d registers, ``carried
+acc=v50,v51`` for ``acc[-2]``: the values of iterations −1 and −2, which the
+``before:`` lines set; the loop renames it (modulo variable expansion), and after
+the loop the first register holds the last iteration's value (the others: scratch).
+An op that writes a register
 (``vld``, ``vadd.f32``, ``vred.add`` …) defines a value; a store or a push does
 not (a push defines its ``@TOKEN``). A value is a vector register, or a scalar one
 when its op writes a scalar (``s = vred.add x``). Everything that is not a value
@@ -54,6 +58,8 @@ _REG_RANGE = re.compile(r"^([vs])(\d+)-([vs])(\d+)$")
 _REG = re.compile(r"^[vs]\d+$")
 _MENTION = re.compile(r"\b([vs]\d+)\b")
 DEFAULT_POOL = tuple(f"v{i}" for i in range(48)) + tuple(f"s{i}" for i in range(16, 32))
+MAX_DISTANCE = 8
+"""The furthest a body may read back: ``NAME[-8]``."""
 MAX_ITERATIONS = 10**9
 """The largest trip count ``rslab pipeline`` emits (the ``iterations`` line or ``--iterations``)."""
 
@@ -82,6 +88,16 @@ class LoopBody:
     pool_line: tuple | None = None  # (line, text) of the registers directive
     kinds: dict = field(default_factory=dict)  # value -> "v" or "s"
     after_lines: list = field(default_factory=list)  # (line, text) of each after: bundle
+    history: dict = field(default_factory=dict)  # carried value -> registers of -1, -2, ...
+
+    def distances(self) -> dict:
+        """carried value -> the furthest back the body reads it (1 for ``NAME[-1]``)."""
+        out = {}
+        for op in self.ops:
+            for s in op.srcs:
+                if isinstance(s, Use):
+                    out[s.name] = max(out.get(s.name, 0), s.distance)
+        return out
 
     def line_of(self, label: str) -> int:
         """The source line of the op labelled ``label``."""
@@ -119,10 +135,9 @@ def _source(token: str, defined: dict, index: int, all_values: set):
     if m:
         if m.group(1) not in all_values:
             raise ValueError(f"{m.group(1)}[-{m.group(2)}] names no value of the body")
-        if int(m.group(2)) != 1:
-            raise ValueError(f"{token}: only the previous iteration's value, "
-                             f"{m.group(1)}[-1], can be read (distance 1)")
-        return Use(m.group(1), 1)
+        if not 1 <= int(m.group(2)) <= MAX_DISTANCE:
+            raise ValueError(f"{token}: the distance must be 1 … {MAX_DISTANCE}")
+        return Use(m.group(1), int(m.group(2)))
     if token in all_values and defined.get(token, index) >= index:
         raise ValueError(f"{token} is read before it is defined: mark the previous "
                          f"iteration's value as {token}[-1]")
@@ -184,12 +199,15 @@ def _pool(arg: str) -> tuple:
 
 
 def _carried(arg: str) -> dict:
+    """value -> its registers: the previous iteration's value, then the one before, ..."""
     out = {}
     for part in arg.split():
-        name, sep, reg = part.partition("=")
-        if not sep or not _REG.match(reg):
-            raise ValueError(f"carried: expected VALUE=vN, got {part!r}")
-        out[name] = reg
+        name, sep, regs = part.partition("=")
+        regs = tuple(regs.split(","))
+        if not sep or not all(_REG.match(r) for r in regs) or len(set(regs)) < len(regs):
+            raise ValueError(f"carried: expected VALUE=vN or VALUE=vN,vM,... (distinct "
+                             f"registers), got {part!r}")
+        out[name] = regs
     if not out:
         raise ValueError("carried: expected VALUE=vN ...")
     return out
@@ -203,7 +221,8 @@ def _directive(head: str, arg: str, body: LoopBody, where: tuple) -> None:
         body.iterations = int(arg)
     elif head == "carried":
         pairs = _carried(arg)
-        body.carried.update(pairs)
+        body.history.update(pairs)
+        body.carried.update({v: regs[0] for v, regs in pairs.items()})
         body.carried_lines.update(dict.fromkeys(pairs, where))
     elif head == "registers":
         body.pool = _pool(arg)
@@ -330,7 +349,7 @@ def _check_registers(body: LoopBody, op_lines, machine: MachineConfig, text: str
     holding no live-in, no carried register and nothing the after: lines read (the default
     pool leaves out every register the file names)."""
     live = _live_ins(body)
-    for value, reg in body.carried.items():
+    for value, reg in ((v, r) for v, regs in body.history.items() for r in regs):
         n, raw = body.carried_lines[value]
         try:
             _exists(reg, machine)
@@ -354,7 +373,7 @@ def _check_registers(body: LoopBody, op_lines, machine: MachineConfig, text: str
                 _exists(reg, machine)
             except ValueError as exc:
                 raise BodyError(n, raw, f"registers: {exc}") from None
-        carried = {reg: v for v, reg in body.carried.items()}
+        carried = {reg: v for v, regs in body.history.items() for reg in regs}
         after = {r for code in body.after for r in _MENTION.findall(code)}
         for reg in body.pool:
             if reg in live:
@@ -400,3 +419,10 @@ def _check(body: LoopBody, op_lines, model) -> None:
     for value in sorted(set(body.carried) - set(carried)):
         n, raw = body.carried_lines[value]
         raise BodyError(n, raw, f"{value} is not a loop-carried value of the body")
+    for value, d in body.distances().items():
+        if d > len(body.history[value]):
+            n, raw = body.carried_lines[value]
+            regs = list(body.history[value]) + ["vN"] * (d - len(body.history[value]))
+            raise BodyError(n, raw, f"{value} is read {d} iterations back: give it {d} "
+                            f"registers, its values of iterations -1 … -{d}: carried "
+                            f"{value}={','.join(regs)}")

@@ -87,7 +87,7 @@ def allocate_registers(schedule: Schedule, unroll: int, registers, carried_regis
     in ``entry`` has its last copy (the one iteration −1 would use) in its entry
     register, so the first iteration reads the caller's value there.
     """
-    entry = dict(entry or {})
+    entry = {v: [r] if isinstance(r, str) else list(r) for v, r in (entry or {}).items()}
     g, ii = schedule.graph, schedule.ii
     period = unroll * ii
     life = schedule.lifetimes()
@@ -103,8 +103,8 @@ def allocate_registers(schedule: Schedule, unroll: int, registers, carried_regis
     taken = {r: [] for r in pool}
     out = {v: [carried_registers[v]] for v in carried}
     for start, length, v, j in arcs:
-        if v in entry and j == unroll - 1:
-            out.setdefault(v, [None] * unroll)[j] = entry[v]
+        if v in entry and unroll - 1 - j < len(entry[v]):
+            out.setdefault(v, [None] * unroll)[j] = entry[v][unroll - 1 - j]
             continue
         kind = "s" if SPECS[g.ops[g.producers[v]].opcode].sig[:1] == ("sd",) else "v"
         for r in (r for r in pool if r[0] == kind):
@@ -148,7 +148,8 @@ def _checked_drop(graph, last_drop) -> set:
 
 
 def expand(schedule: Schedule, iterations: int, *, registers, carried_registers=None,
-           last_drop=(), pointers_advance: bool = True, gates=None) -> Expansion:
+           last_drop=(), pointers_advance: bool = True, gates=None,
+           history=None) -> Expansion:
     """Prologue / kernel / epilogue for ``iterations`` iterations, with MVE.
 
     ``registers`` is the pool of free vector register names for loop values;
@@ -167,6 +168,9 @@ def expand(schedule: Schedule, iterations: int, *, registers, carried_registers=
     ``gates`` maps an iteration to an op (e.g. ``dmawait 6``) issued before any op of
     it: the loop waits for data arriving in chunks without draining the pipeline (the
     blocks where a gate waits are straight-line code, the loop resumes after them).
+    ``history`` maps a rotating value read more than one iteration back (``Use(v, d)``)
+    to the caller's registers holding its values of iterations −2, −3, …: the kernel
+    is unrolled at least once per register, and those copies are those registers.
     """
     g = schedule.graph
     if not isinstance(iterations, int) or iterations < 1:
@@ -180,9 +184,15 @@ def expand(schedule: Schedule, iterations: int, *, registers, carried_registers=
     if missing:
         raise ValueError(f"carried_registers: no register for loop-carried {sorted(missing)}")
     last_drop = _checked_drop(g, last_drop)
+    history = {v: list(r) for v, r in (history or {}).items()}
+    bad = sorted(v for v in history if v not in g.rotating or v not in carried_registers)
+    if bad:
+        raise ValueError(f"history: {bad} must be rotating values with a carried register")
     copies = register_copies(schedule)
-    unroll = max([copies[v] for v in copies if v not in carried] or [1])
-    entry = {v: carried_registers[v] for v in g.rotating if v in carried_registers}
+    unroll = max([copies[v] for v in copies if v not in carried]
+                 + [1 + len(r) for r in history.values()] + [1])
+    entry = {v: [carried_registers[v], *history.get(v, [])] for v in g.rotating
+             if v in carried_registers}
     regs = allocate_registers(schedule, unroll, registers, carried_registers, carried, entry)
     emitter = _Emitter(schedule, iterations, unroll, regs, last_drop, gates)
     if emitter.passes and pointers_advance and len(emitter.bases) > schedule.ii:
@@ -193,8 +203,8 @@ def expand(schedule: Schedule, iterations: int, *, registers, carried_registers=
     if dropped:
         raise ValueError(f"last_drop: rotating values {dropped} must be defined in the last "
                          "iteration to leave the loop")
-    emitter.entry = entry
-    initial = {v: entry.get(v, regs[v][-1 % len(regs[v])]) for v in g.rotating}
+    emitter.entry = {v: r[0] for v, r in entry.items()}
+    initial = {v: entry[v][0] if v in entry else regs[v][-1 % len(regs[v])] for v in g.rotating}
     return Expansion(schedule, iterations, unroll, emitter.passes, regs, emitter.bundles(),
                      {b: emitter.step[b] * emitter.passes for b in emitter.bases}, initial)
 

@@ -1,13 +1,14 @@
 """What a loop body means: its iterations one after another, op after op, no overlap.
 
 This is the specification ``rslab pipeline`` is checked against (the differential test
-``tests/test_schedule_differential.py``). :func:`sequential_program` writes the loop as
+``tests/test_pipeline_contract.py``). :func:`sequential_program` writes the loop as
 straight-line assembly: the ``before:`` lines; then, for each iteration i, every op of
 the body in program order, one op per bundle, each value in a register of its own, each
-memory address an immediate (``OFFSET + i·STRIDE``); a read ``NAME[-1]`` reads the carried
-register, and once the iteration's ops are done each carried value is copied there; then
-the ``after:`` lines and ``halt``. The machine's interlocks (an op waits for its operands,
-a pop for its push) make what it stores independent of timing.
+memory address an immediate (``OFFSET + i·STRIDE``); a read ``NAME[-d]`` reads the d-th
+of the value's carried registers, and once the iteration's ops are done the carried
+registers shift by one iteration (the value of this iteration into the first); then the
+``after:`` lines and ``halt``. The machine's interlocks (an op waits for its operands, a
+pop for its push) make what it stores independent of timing.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ def _named(body) -> set:
     """Every register the body file names: live-ins, bases, carried, before and after."""
     text = [str(s) for op in body.ops for s in op.srcs if not isinstance(s, Use)]
     text += [op.addr.base for op in body.ops if op.addr is not None]
-    text += list(body.carried.values()) + body.before + body.after
+    text += [r for regs in body.history.values() for r in regs] + body.before + body.after
     return set(_MENTION.findall(" ".join(text)))
 
 
@@ -49,11 +50,14 @@ def sequential_program(body, iterations: int, machine: MachineConfig | None = No
     lines = list(body.before)
     for i in range(iterations):
         for op in body.ops:
-            srcs = [body.carried[s.name] if isinstance(s, Use) else reg.get(s, s)
-                    for s in op.register_srcs()]
+            srcs = [body.history[s.name][s.distance - 1] if isinstance(s, Use)
+                    else reg.get(s, s) for s in op.register_srcs()]
             dst = None if op.dst is None or op.is_push else reg[op.dst]
             imm = None if op.addr is None else op.addr.offset + i * op.addr.stride
             lines.append(op.assembly(dst, srcs, imm))
-        for value, carried in body.carried.items():
-            lines.append(f"{'vmov' if carried[0] == 'v' else 'smov'} {carried}, {reg[value]}")
+        for value, regs in body.history.items():
+            move = "vmov" if regs[0][0] == "v" else "smov"
+            sources = [reg[value], *regs[:-1]]  # register k takes what k - 1 held
+            lines += [f"{move} {r}, {src}" for r, src in zip(regs[::-1], sources[::-1],
+                                                             strict=True)]
     return "\n".join(lines + body.after + ["halt"]) + "\n"
