@@ -170,7 +170,9 @@ def print_report(rep: dict, wrote: str | None, out=None) -> None:
     say(f"ResMII {rep['res_mii']} (binding: {rep['res_binding']}; cycles booked per "
         f"iteration / units: {usage})")
     say(f"RecMII {rep['rec_mii']} (critical recurrence: {circuit})")
-    say(f"MII {rep['mii']}: bound by {rep['binding']}")
+    bound = f"the recurrence {circuit}" if rep["rec_mii"] > rep["res_mii"] \
+        else rep["res_binding"]
+    say(f"MII {rep['mii']}: bound by {bound}")
     say(f"iterative modulo scheduling: II {rep['heuristic_ii']} (MII {rep['mii']})")
     for r in rep["exact"]:
         say(f"integer program at II {r['ii']}: {r['status']} ({r['seconds']} s)")

@@ -110,4 +110,5 @@ def _bound(units, top, stalls, n, empty) -> str:
     if empty:
         return (f"latency the code waits out in {empty / n:g} empty bundles (nops) per "
                 f"iteration ({busiest})")
-    return f"issue: one bundle per cycle, no unit saturated ({busiest})"
+    return (f"the code's length: its bundles issue back to back, no unit saturated "
+            f"({busiest}); a recurrence or the schedule sets that length")
