@@ -22,7 +22,6 @@ exit status 2.
 """
 
 import json
-import re
 import sys
 from pathlib import Path
 
@@ -128,10 +127,8 @@ def pipeline_text(text: str, label: str = "<stdin>", pairs=(), iterations=None, 
             from None
     bases = sorted(exp.pointer_step) if exp else []
     reserved = {("scalar", chosen.ii - 1 - j): f"sadd {b} (pointer)" for j, b in enumerate(bases)}
-    loop = "" if exp is None else re.sub(
-        r"^(loop \d+)$", lambda m: f"{m.group(1)}  # {exp.unroll} source iteration"
-        f"{'s' if exp.unroll > 1 else ''} per pass", exp.text, flags=re.M)
-    program = "\n".join(body.before) + ("\n" if body.before else "") + loop \
+    program = "\n".join(body.before) + ("\n" if body.before else "") \
+        + (exp.text if exp else "") \
         + "\n".join(body.after + ["halt"]) + "\n"
     return {"file": label, "ops": len(body.ops), "res_mii": bounds.res_mii,
             "res_binding": bounds.res_binding, "usage": bounds.usage,

@@ -28,7 +28,9 @@ class Expansion:
     """Prologue / kernel / epilogue code of a modulo-scheduled loop.
 
     ``bundles`` is a list of entries: a list of op texts (one bundle), or the
-    markers ``("loop", K)`` and ``("endloop",)``. ``registers`` maps each
+    markers ``("loop", K)`` and ``("endloop",)``; in ``text`` each ``loop`` line says
+    how many iterations of the body one pass holds (``# U source iterations per pass``,
+    which ``rslab sim`` reads to report cycles per source iteration). ``registers`` maps each
     value to its physical copies (modulo variable expansion).
     """
 
@@ -46,7 +48,9 @@ class Expansion:
         lines = []
         for b in self.bundles:
             if isinstance(b, tuple):
-                lines.append(f"loop {b[1]}" if b[0] == "loop" else "endloop")
+                lines.append(f"loop {b[1]}  # {self.unroll} source iteration"
+                             f"{'s' if self.unroll > 1 else ''} per pass"
+                             if b[0] == "loop" else "endloop")
             else:
                 lines.append(" ; ".join(b) if b else "nop")
         return "\n".join(lines) + "\n"
