@@ -15,7 +15,8 @@ Per request r, positions s = 0..S−1 in order (the semantics of :mod:`rslab.ref
 On the Fast path the rows may draw another way (``method``, ``noise``;
 :mod:`rslab.kernels.sampler.draws`): Gumbel-max with another noise, the race
 (:class:`~rslab.kernels.sampler.final_rows.FinalRow` too) or the inverse CDF
-(:class:`~rslab.kernels.sampler.invcdf_row.InvcdfRow`). The race and the inverse
+(:class:`~rslab.kernels.sampler.invcdf_row.InvcdfRow`), or the inverse CDF over exact
+fixed-point sums (:class:`~rslab.kernels.sampler.fixed_row.FixedRow`). The race and the inverse
 CDF draw the bonus token from ``exp2((l − m)·LOG2E)``, so the bonus row gets its row
 max first.
 
@@ -50,12 +51,14 @@ from rslab.kernels.ops.uniform import uniform_ops
 from rslab.kernels.sampler.bodies import rowmax_body, sumexp_loop_body
 from rslab.kernels.sampler.draws import (
     DRAW_REGS,
+    PASS_METHODS,
     draw_constants,
     needs_row_max,
     sampler_draw,
     taken_registers,
 )
 from rslab.kernels.sampler.final_rows import FinalRow
+from rslab.kernels.sampler.fixed_row import FixedRow
 from rslab.kernels.sampler.invcdf_row import InvcdfRow
 from rslab.kernels.sampler.layout import PACKED_BYTES, Q_BYTES_PER_PACKED, SamplerLayout
 from rslab.kernels.sampler.plans import OPTIMISED, KernelPlan
@@ -95,6 +98,8 @@ from rslab.numerics.rng import PHILOX_M0, PHILOX_M1, PHILOX_W0, PHILOX_W1
 from rslab.randomness import ACCEPT, BONUS, RESIDUAL
 from rslab.schedule import Op, SlotModel
 
+ROW_CLASSES = {"invcdf": InvcdfRow, "fixed": FixedRow}
+"""The row class of a draw's residual and bonus rows (else ``FinalRow``)."""
 PHASES = ("setup", "max", "sumexp", "accept", "residual", "bonus")
 FIRST_ROW_TAGS = (1, 2, 6, 7)
 """DMA tags of the first row's chunks: its own buffer's, the second buffer's (the next
@@ -182,7 +187,7 @@ class _Builder:
         self.loop_pool = [r for r in LOOP_POOL[path] if r not in taken]
         self.p = ProgramText(plan.bundle_glue)
         self.loops: dict = {}
-        invcdf = self.draw[0] == "invcdf"
+        invcdf = self.draw[0] in PASS_METHODS
         self.final_u = 2 if path == "exact" or invcdf else plan.final_u
         if self.final_u not in (1, 2) or (self.final_u == 2 and path == "fast" and not invcdf
                                           and not plan.rotate_counters):
@@ -352,7 +357,7 @@ class _Builder:
     def pads(self):
         """The padding after the buffers (:meth:`SamplerLayout.pads`), for loops that read
         one vector past an odd row (the block argmax, the inverse CDF's pass)."""
-        if self.plan.argmax != "block" and self.draw[0] != "invcdf":
+        if self.plan.argmax != "block" and self.draw[0] not in PASS_METHODS:
             return
         words = sorted({w for _, w in self.L.pads()})
         regs = dict(zip(words, GLUE, strict=False))
@@ -523,7 +528,7 @@ class _Builder:
 
     def final_row(self, kind: str, r: int, s: int):
         """The residual or bonus row of request ``r`` at position ``s``, for the draw."""
-        return (InvcdfRow if self.draw[0] == "invcdf" else FinalRow)(self, kind, r, s)
+        return ROW_CLASSES.get(self.draw[0], FinalRow)(self, kind, r, s)
 
     def residual(self, r, s):
         L, p, plan = self.L, self.p, self.plan
