@@ -13,6 +13,8 @@ significant first), after the carries have been propagated with integer adds and
 - :func:`limb_lines`: the four float32 limbs of (hi, lo);
 - :func:`carry_lines`: uint32 limbs (any size below 2^32) to a normalised number;
 - :func:`greater_lines`: the lanes whose normalised number exceeds another;
+- :func:`scans_lines`: inclusive prefix scans of several vectors, their steps interleaved;
+- :func:`interleave`: independent chains of lines, one line of each in turn;
 - :func:`product_lines`: ``⌊U·Q/2^96⌋`` of a 96-bit U (three words) and a 80-bit Q
   (five limbs) on the scalar unit, in 16-bit digits (every product below 2^32).
 
@@ -20,6 +22,11 @@ Registers are passed by name (``v`` and ``s`` strings); ``m16`` holds 0xFFFF in 
 """
 
 from __future__ import annotations
+
+from itertools import zip_longest
+
+from rslab.machine.bf16 import LANES
+from rslab.numerics.invcdf import SCAN_STEPS
 
 LIMBS = 4
 """16-bit limbs of a quantised value below 2^64."""
@@ -124,3 +131,20 @@ def product_lines(words, q, x, u, acc: str, p: str) -> list:
             lines.append(f"sand {x[col - n_u]}, {acc}, 0xffff")
         lines.append(f"sshr {acc}, {acc}, 16")
     return lines
+
+
+def scans_lines(srcs, dsts, tmps, rows) -> list:
+    """Inclusive Hillis–Steele scans of ``srcs`` into ``dsts`` (``tmps`` scratch vectors),
+    scan k in ``rows[k]``: 128 zero words, then the slot its steps store to."""
+    lines = [f"vmov {d}, {s}" for s, d in zip(srcs, dsts, strict=True)]
+    for i in range(SCAN_STEPS):
+        lines += [f"vst {d}, [s0 + {row + 4 * LANES}]" for d, row in zip(dsts, rows, strict=False)]
+        lines += [f"vld {t}, [s0 + {row + 4 * LANES - 4 * (1 << i)}]"
+                  for t, row in zip(tmps, rows, strict=False)]
+        lines += [f"vadd.f32 {d}, {d}, {t}" for d, t in zip(dsts, tmps, strict=False)]
+    return lines
+
+
+def interleave(*chains) -> list:
+    """The lines of independent ``chains``, one of each in turn."""
+    return [line for group in zip_longest(*chains) for line in group if line is not None]

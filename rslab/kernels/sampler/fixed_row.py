@@ -22,6 +22,7 @@ arithmetic in 16-bit limbs (:mod:`rslab.kernels.ops.fixed_point`):
 
 from __future__ import annotations
 
+from rslab.kernels.loops.pack import pack_lines
 from rslab.kernels.ops.fixed_point import (
     DIGITS,
     F32_2P32,
@@ -29,11 +30,13 @@ from rslab.kernels.ops.fixed_point import (
     carry_lines,
     exponent_lines,
     greater_lines,
+    interleave,
     limb_lines,
     product_lines,
     quantise_lines,
+    scans_lines,
 )
-from rslab.kernels.ops.invcdf import TOKEN, last_sums_lines, scan_lines, weights_lines
+from rslab.kernels.ops.invcdf import TOKEN, last_sums_lines, weights_lines
 from rslab.kernels.sampler.invcdf_row import BLOCK_SUMS, InvcdfRow
 from rslab.kernels.sampler.layout import FIXED_BYTES
 from rslab.kernels.sampler.registers import REGS, S_T
@@ -49,14 +52,19 @@ VECTORS = {name: f"v{i}" for i, name in enumerate(_V)}
 WORDS, Q_DIGITS, X_DIGITS = ("s11", "s12", "s13"), ("s14", "s15", "s16", "s17", "s18"), (
     "s19", "s20", "s21", "s22", "s23")
 U_DIGITS, ACC, PROD = ("s26", "s27", "s28", "s29", "s30", "s31"), "s7", "s6"
+GROUP_SETS = ((("a", "qhi", "qlo", "L0", "L1", "L2", "L3"), ("s12", "s13", "s14", "s15")),
+              (("N0", "N1", "N2", "N3", "N4", "D0", "D1"), ("s16", "s17", "s18", "s19")),
+              (("D2", "D3", "D4", "X0", "X1", "X2", "X3"), ("s20", "s21", "s22", "s23")))
+"""Register sets of the groups quantised side by side (the prefix's registers are free
+then)."""
 BLOCK = "s25"
 """Block J (where :func:`~rslab.kernels.ops.invcdf.weights_lines` reads it)."""
 
 
 def scratch_bytes() -> int:
     """VMEM the tail needs beyond the inverse CDF's: the words, DIGITS prefix rows (a 0
-    word before lane 0 each) and LIMBS group-limb rows."""
-    return ROW + DIGITS * (ROW + 4) + LIMBS * ROW
+    word before lane 0 each), LIMBS group-limb rows and DIGITS scan rows (zeros, slot)."""
+    return ROW + DIGITS * (ROW + 4) + LIMBS * ROW + DIGITS * 2 * ROW
 
 
 if scratch_bytes() > FIXED_BYTES:
@@ -76,10 +84,10 @@ class FixedRow(InvcdfRow):
         v = VECTORS | {"zero": REGS["zero"], "m": REGS["max"], "r": REGS["rinv"],
                        "log2e": REGS["log2e"]}
         rows = _Rows(base)
-        p.lines += last_sums_lines(layout, BLOCK_SUMS)
-        p.lines += self._row_max(layout, v) + [f"smov {S_T[0]}, s24", f"bz s24, {empty}"]
-        p.lines += self._block(layout, rows, v, tag)
-        p.lines += self._lane(layout, rows, v, tag)
+        p.lines += pack_lines(last_sums_lines(layout, BLOCK_SUMS) + self._row_max(layout, v))
+        p.lines += [f"smov {S_T[0]}, s24", f"bz s24, {empty}"]
+        p.lines += pack_lines(self._block(layout, rows, v, tag))
+        p.lines += pack_lines(self._lane(layout, rows, v, tag))
         p.lines += [f"sst {TOKEN}, [s0 + {L.vm_tokens + 4 * (self.r * (L.S + 1) + slot)}]",
                     f"{empty}:"]
 
@@ -101,13 +109,11 @@ class FixedRow(InvcdfRow):
                                f"b{tag}")
         lines += [f"viota {v['iota']}", f"vrand {v['word']}, {v['iota']}, s3",
                   f"vst {v['word']}, [s0 + {rows.words}]"]
-        for g in range(layout.groups):
-            lines += [f"vld {v['a']}, [s0 + {layout.sums + ROW * g}]"]
-            lines += quantise_lines(v["a"], v["p1"], v["p2"], v["qhi"], v["qlo"], v["c2p32"])
-            lines += limb_lines(v["qhi"], v["qlo"], L0_3, v["m16"])
-            regs = ("s12", "s13", "s14", "s15")
-            lines += [f"vred.add {regs[j]}, {L0_3[j]}" for j in range(LIMBS)]
-            lines += [f"sst {regs[j]}, [s0 + {rows.limbs(j) + 4 * g}]" for j in range(LIMBS)]
+        for first in range(0, layout.groups, len(GROUP_SETS)):
+            groups = range(first, min(layout.groups, first + len(GROUP_SETS)))
+            chains = [self._group_limbs(layout, rows, g, v, regs, scalars)
+                      for g, (regs, scalars) in zip(groups, GROUP_SETS, strict=False)]
+            lines += interleave(*chains)
         lines += [f"vld {L0_3[j]}, [s0 + {rows.limbs(j)}]" for j in range(LIMBS)]
         lines += [f"vcvt.f2u {r}, {r}" for r in L0_3]
         lines += self._prefix(L0_3, D, N, layout, rows, v)
@@ -119,29 +125,39 @@ class FixedRow(InvcdfRow):
         lines += ["sshl s13, s11, 9", f"vld {v['a']}, [s13 + {layout.sums}]"]
         lines += quantise_lines(v["a"], v["p1"], v["p2"], v["qhi"], v["qlo"], v["c2p32"])
         lines += limb_lines(v["qhi"], v["qlo"], L0_3, v["m16"])
-        lines += self._offset_scan(L0_3, layout, v)
+        lines += self._offset_scan(L0_3, rows, v)
         lines += greater_lines(D, X, v["gt"], v["eq"], v["t"]) + [f"vred.argmax s12, {v['gt']}"]
         return lines + [f"sshl {BLOCK}, s11, 7", f"sadd {BLOCK}, {BLOCK}, s12"]
+
+    @staticmethod
+    def _group_limbs(layout, rows, g: int, v, regs, scalars) -> list:
+        """Group g's blocks quantised, their limbs summed and stored in the group-limb rows
+        (``regs``: seven vector roles of ``v``, ``scalars``: four)."""
+        a, hi, lo, *limbs = (v[r] for r in regs)
+        lines = [f"vld {a}, [s0 + {layout.sums + ROW * g}]"]
+        lines += quantise_lines(a, v["p1"], v["p2"], hi, lo, v["c2p32"])
+        lines += limb_lines(hi, lo, limbs, v["m16"])
+        lines += [f"vred.add {scalars[j]}, {limbs[j]}" for j in range(LIMBS)]
+        return lines + [f"sst {scalars[j]}, [s0 + {rows.limbs(j) + 4 * g}]"
+                        for j in range(LIMBS)]
 
     def _prefix(self, limbs, D, N, layout, rows, v) -> list:
         """uint32 ``limbs`` of the groups → the normalised inclusive prefix, stored as
         integers in the prefix rows and left in ``D`` as float32 digits."""
         lines = carry_lines(limbs, N, v["m16"], v["carry"])
         lines += [f"vcvt.u2f {r}, {r}" for r in N]
-        for j in range(DIGITS):
-            lines += scan_lines(N[j], D[j], v["tmp"], layout.scratch)
+        X = [v[f"X{j}"] for j in range(DIGITS)]
+        lines += scans_lines(N, D, X, rows.scans)
         lines += [f"vcvt.f2u {r}, {r}" for r in D]
         lines += carry_lines(D, N, v["m16"], v["carry"])
         lines += [f"vst {N[j]}, [s0 + {rows.prefix(j)}]" for j in range(DIGITS)]
         return lines + [f"vcvt.u2f {D[j]}, {N[j]}" for j in range(DIGITS)]
 
-    def _offset_scan(self, limbs, layout, v) -> list:
+    def _offset_scan(self, limbs, rows, v) -> list:
         """The blocks' float32 ``limbs`` scanned, plus the offset digits in ``Q_DIGITS``,
         normalised into ``D`` (float32 digits)."""
         D, N = ([v[f"{c}{j}"] for j in range(DIGITS)] for c in "DN")
-        lines = []
-        for j in range(LIMBS):
-            lines += scan_lines(limbs[j], N[j], v["tmp"], layout.scratch)
+        lines = scans_lines(limbs, N[:LIMBS], D[:LIMBS], rows.scans)
         lines += [f"vcvt.f2u {N[j]}, {N[j]}" for j in range(LIMBS)]
         for j in range(DIGITS):
             lines += [f"vbcast {v['t']}, {Q_DIGITS[j]}"]
@@ -174,8 +190,7 @@ class FixedRow(InvcdfRow):
         lines += [f"vmov {v['a']}, {v['w']}"]
         lines += quantise_lines(v["a"], v["p1"], v["p2"], v["qhi"], v["qlo"], v["c2p32"])
         lines += limb_lines(v["qhi"], v["qlo"], L0_3, v["m16"])
-        for j in range(LIMBS):
-            lines += scan_lines(L0_3[j], N[j], v["tmp"], layout.scratch)
+        lines += scans_lines(L0_3, N[:LIMBS], D[:LIMBS], rows.scans)
         lines += [f"vcvt.f2u {N[j]}, {N[j]}" for j in range(LIMBS)]
         lines += carry_lines(N[:LIMBS], D, v["m16"], v["carry"])
         lines += [f"vst {D[j]}, [s0 + {rows.prefix(j)}]" for j in range(DIGITS)]
@@ -193,6 +208,8 @@ class _Rows:
         self.words = base
         self._prefix = base + ROW
         self._limbs = self._prefix + DIGITS * (ROW + 4)
+        start = self._limbs + LIMBS * ROW
+        self.scans = [start + k * 2 * ROW for k in range(DIGITS)]
 
     def prefix(self, j: int) -> int:
         return self._prefix + j * (ROW + 4) + 4

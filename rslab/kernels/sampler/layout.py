@@ -37,7 +37,7 @@ from rslab.machine.bf16 import BLOCK, LANES, pack_rows
 from rslab.randomness import PURPOSES, fast_key, philox_key
 
 PACKED_BYTES = 4 * LANES
-FIXED_BYTES = 12 * PACKED_BYTES
+FIXED_BYTES = 21 * PACKED_BYTES
 """VMEM of the fixed-point tail's rows (a check in its module holds it to its need)."""
 Q_BYTES_PER_PACKED = 2 * PACKED_BYTES
 PATHS = ("fast", "exact")
