@@ -181,3 +181,17 @@ def test_the_range_reduced_residual_loop_is_one_over_resmii_for_registers_alone(
     assert row.cycles_per_packed() == (schedule.ii + 1) / row.u
     builder.loop_pool = list(LOOP_POOL["fast"])
     assert builder.final_row("residual", 0, 0).cycles_per_packed() == (schedule.ii + 1) / row.u
+
+
+def test_a_residual_faster_than_the_engine_gets_its_q_early():
+    """The inverse CDFs' residual loops outpace the q row's transfer: their first chunk is
+    the share the engine brings during a check (after the next row), a quarter here; the
+    argmax draws keep the tenth issued before the next row."""
+    layout = SamplerLayout(2, 4, 154_880)
+    for draw in SAMPLER_DRAWS:
+        b = _Builder(layout, "fast", OPTIMISED, SlotModel(), draw)
+        fast = b.final_row("residual", 0, 0).cycles_per_packed() < 8
+        assert b.q_after_row == fast == (draw[0] in ("invcdf", "fixed")), draw
+        first = b.chunks[0][1]
+        assert first == (150 if fast else 60), (draw, b.chunks)
+        assert b.chunks[-1][1] == layout.n_packed

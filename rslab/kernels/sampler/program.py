@@ -194,6 +194,8 @@ class _Builder:
             raise ValueError("plan.final_u: the Fast path's final rows take one packed vector "
                              "per iteration, or two with rotate_counters (the token offsets' "
                              "registers hold the noise constants)")
+        self.q_after_row = bool(plan.prefetch and plan.q_fit and path == "fast"
+                                and self._outpaces_engine())
         self.chunks = self._chunks()
         self.first_chunks = self._first_row_chunks()
 
@@ -246,16 +248,43 @@ class _Builder:
         """The q row's chunks (packed vectors), multiples of the final rows' u except the last:
         a tenth of the row (fetched speculatively with the row), then a fifth and the rest,
         or (``plan.q_fit``) each chunk as large as can land while the residual loop runs over
-        the ones before it."""
+        the ones before it. A residual loop faster than the engine brings q
+        (``q_after_row``) gets a first chunk as large as the engine can bring during the
+        check after the next logits row (:meth:`_idle_share`), issued after that row."""
         n, u = self.L.n_packed, self.final_u
         if not self.plan.prefetch:
             return [(0, n)]
         first = min(n, max(u, (n // 10) // u * u))
+        if self.q_after_row:
+            first = min(n, max(first, int(n * self._idle_share()) // u * u))
         if self.plan.q_fit:
             bounds = self._fitted_bounds(first)
         else:
             bounds = [0, first, first + min(n - first, 2 * first), n]
         return [(a, b) for a, b in zip(bounds, bounds[1:], strict=False) if b > a]
+
+    def _outpaces_engine(self) -> bool:
+        """Whether the residual loop takes fewer cycles per packed vector than the DMA
+        engine needs for its q (the default machine): no chunk sizes can then keep up."""
+        pace = self.final_row("residual", 0, 0).cycles_per_packed()
+        return pace < Q_BYTES_PER_PACKED / MachineConfig().dma_bytes_per_cycle
+
+    def _idle_share(self) -> float:
+        """The share of a q row the engine can bring during an acceptance check after the
+        next logits row: the check's row max and sum-exp loops at their II, less the row's
+        transfer, over the q row's (the default machine)."""
+        plan, cfg = self.plan, MachineConfig()
+        rowmax = self.loop_of(rowmax_body(plan.rowmax_u, plan.land_fp32), plan.rowmax_u,
+                              plan.rowmax_style, {f"acc{i}": CARRIED[i]
+                                                  for i in range(plan.rowmax_u)})
+        w, su = plan.sumexp_workers, plan.sumexp_u
+        sumexp = self.loop_of(sumexp_loop_body(self.path, w, su, plan.land_fp32, plan.store_e),
+                              su, plan.sumexp_style, {f"acc{i}": CARRIED[i] for i in range(w)})
+        check = (rowmax.ii or rowmax.body_bundles) / plan.rowmax_u + (
+            sumexp.ii or sumexp.body_bundles) / su
+        per_row, per_q = PACKED_BYTES / cfg.dma_bytes_per_cycle, \
+            Q_BYTES_PER_PACKED / cfg.dma_bytes_per_cycle
+        return max(0.0, (check - per_row) / per_q)
 
     def _fitted_bounds(self, first: int) -> list:
         """Chunk ends after ``first``: chunk c + 1 (issued with the others when the residual
@@ -388,7 +417,10 @@ class _Builder:
         p.steps(f"sld {S_X}, [s0 + {L.vm_id(r, s)}]", f"sshl {S_T[0]}, {S_X}, 2",
                 f"sadd {S_T[0]}, {S_T[0]}, {L.hbm_q_row(r, s)}", f"sli {S_T[1]}, {L.vm_qx}",
                 f"sli {S_T[2]}, 4", f"dma {S_T[1]}, {S_T[0]}, {S_T[2]}, 4")
-        if self.plan.prefetch:
+        if self.plan.prefetch and self.q_after_row:
+            self.fetch_row(r, s + 1)
+            self.fetch_q_chunk(r, s, 0)
+        elif self.plan.prefetch:
             self.fetch_q_chunk(r, s, 0)
             self.fetch_row(r, s + 1)
 
