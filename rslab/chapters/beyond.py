@@ -24,9 +24,9 @@ import time
 import numpy as np
 from scipy import stats as sps
 
-from rslab.kernels.studies.draw_table import NEEDS_MAX, ROW_DRAWS, rowmax_per_packed
+from rslab.kernels.studies.draw_table import ROW_DRAWS, rowmax_per_packed
 from rslab.numerics import draw_comparison as dc
-from rslab.numerics.methods import resolve_noise, variant_name
+from rslab.numerics.methods import draw, resolve_noise, variant_name
 from rslab.numerics.search import NOTE_CHI2_DIV8, NOTE_CHI2_DIV14
 from rslab.numerics.targets import VOCAB
 from rslab.numerics.token_law import run_law
@@ -36,11 +36,6 @@ from rslab.viz import draw_plots as dp
 from rslab.viz.controls import choice_control, float_control
 
 CHUNK_ROWS = 512
-REPRODUCIBILITY = {
-    "gumbel": "bit-exact under any split of the row (per-token words, order-free max)",
-    "race": "bit-exact under any split of the row (per-token words, order-free max)",
-    "invcdf": "bit-exact only with the same summation order (blocks, groups, prefix)",
-}
 NOTE_ROWS = ({"draw": "the note's Div8", "note_chi2": NOTE_CHI2_DIV8},
              {"draw": "the note's Div14", "note_chi2": NOTE_CHI2_DIV14})
 DETECT_TARGET = 1e10
@@ -70,10 +65,10 @@ def argmax_montecarlo(target, method: str, noise, rows: int, *, seed: int = 1) -
     if isinstance(rows, bool) or not isinstance(rows, (int, np.integer)) or rows < 1:
         raise ValueError(f"rows must be a positive integer, got {rows!r}")
     noise = resolve_noise(method, noise)
-    if method not in ("gumbel", "race"):
-        raise ValueError(f"method must be 'gumbel' or 'race', got {method!r}")
+    if draw(method).score is None:
+        raise ValueError(f"method must be an argmax draw ('gumbel' or 'race'), got {method!r}")
     start = time.perf_counter()
-    math = path_math("fast", noise if method == "gumbel" else "div8")
+    math = path_math("fast", draw(method).pipeline(noise))
     w = target.row()
     tokens = np.concatenate([
         residual_draw(method, noise, math, seed, req, 0, np.broadcast_to(w, (req.size, w.size)))[0]
@@ -114,7 +109,7 @@ def draw_table(loops: list[dict], noise: list[dict], tokens: list[dict], vocab: 
         row = {"draw": name, "bonus": None, "residual": None}
         if (name, "bonus") in by_loop:
             row["bonus"] = by_loop[(name, "bonus")]["cycles_per_packed"] + (
-                rowmax if method in NEEDS_MAX else 0.0)
+                rowmax if draw(method).linear else 0.0)
             row["residual"] = by_loop[(name, "residual")]["cycles_per_packed"]
         row["all_accept"] = whole.get((name, "all-accept"))
         row["first_reject"] = whole.get((name, "first-reject"))
@@ -126,7 +121,7 @@ def draw_table(loops: list[dict], noise: list[dict], tokens: list[dict], vocab: 
         row["tv"] = {t["target"]: t["tv"] for t in mine}
         row["detect_blind"] = min((t["detect_blind"] for t in mine), default=None)
         row["detect_aimed"] = min((t["detect_aimed"] for t in mine), default=None)
-        row["reproducibility"] = REPRODUCIBILITY[method]
+        row["reproducibility"] = draw(method).reproducibility
         out.append(row)
     return out + [dict(r) for r in NOTE_ROWS]
 

@@ -55,8 +55,6 @@ from rslab.kernels.sampler.draws import (
     sampler_draw,
     taken_registers,
 )
-from rslab.kernels.sampler.final_rows import FinalRow
-from rslab.kernels.sampler.invcdf_row import InvcdfRow
 from rslab.kernels.sampler.layout import PACKED_BYTES, Q_BYTES_PER_PACKED, SamplerLayout
 from rslab.kernels.sampler.plans import OPTIMISED, KernelPlan
 from rslab.kernels.sampler.registers import (
@@ -91,6 +89,7 @@ from rslab.kernels.sampler.registers import (
 from rslab.machine.asm import constant_word, f32_bits
 from rslab.machine.config import MachineConfig
 from rslab.numerics.fastlog import LOG2E
+from rslab.numerics.methods import draw as draw_of
 from rslab.numerics.rng import PHILOX_M0, PHILOX_M1, PHILOX_W0, PHILOX_W1
 from rslab.randomness import ACCEPT, BONUS, RESIDUAL
 from rslab.schedule import Op, SlotModel
@@ -523,7 +522,7 @@ class _Builder:
 
     def final_row(self, kind: str, r: int, s: int):
         """The residual or bonus row of request ``r`` at position ``s``, for the draw."""
-        return (InvcdfRow if self.draw[0] == "invcdf" else FinalRow)(self, kind, r, s)
+        return draw_of(self.draw[0]).resolve("kernel_row")(self, kind, r, s)
 
     def residual(self, r, s):
         L, p, plan = self.L, self.p, self.plan
