@@ -27,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 
 from rslab.numerics import fixed_invcdf, invcdf
-from rslab.numerics.methods import check_method, resolve_noise
+from rslab.numerics.methods import draw, resolve_noise
 from rslab.numerics.race import race_multiplier
 from rslab.numerics.rng import uniform_from_words
 from rslab.randomness import random_uniforms, random_words
@@ -45,25 +45,28 @@ def race_scores(w, u, noise: str) -> np.ndarray:
 
 
 def draw_tokens(method: str, noise, seed, requests, position, purpose, w) -> np.ndarray:
-    """One token per row of ``w`` (see the module docstring); ``method`` race, invcdf or
-    fixed."""
-    check_method(method)
+    """One token per row of ``w`` (see the module docstring) by the draw's reference row
+    (:mod:`rslab.numerics.methods`)."""
     noise = resolve_noise(method, noise)
-    w = np.asarray(w, np.float32)
-    if method == "race":
-        u = random_uniforms("fast", seed, requests, position, purpose, np.arange(w.shape[-1]))
-        scores = race_scores(w, u, noise)
-        return np.where((scores > 0).any(axis=-1), scores.argmax(axis=-1), EMPTY)
-    if method == "invcdf":
-        return _invcdf_tokens(noise, seed, requests, position, purpose, w)
-    if method == "fixed":
-        words = random_words("fast", seed, requests, position, purpose,
-                             np.arange(fixed_invcdf.WORDS_PER_ROW))
-        return fixed_invcdf.fixed_tokens(w, words)
-    raise ValueError("method: the Gumbel draw lives in rslab.reference")
+    row = draw(method).resolve("reference_row")
+    return row(noise, seed, requests, position, purpose, np.asarray(w, np.float32))
 
 
-def _invcdf_tokens(noise, seed, requests, position, purpose, w) -> np.ndarray:
+def race_tokens(noise, seed, requests, position, purpose, w) -> np.ndarray:
+    """The race's token of each row, ``EMPTY`` where no score is positive."""
+    u = random_uniforms("fast", seed, requests, position, purpose, np.arange(w.shape[-1]))
+    scores = race_scores(w, u, noise)
+    return np.where((scores > 0).any(axis=-1), scores.argmax(axis=-1), EMPTY)
+
+
+def fixed_tokens(noise, seed, requests, position, purpose, w) -> np.ndarray:
+    """The fixed-point inverse CDF's token of each row, ``EMPTY`` for a row of zeros."""
+    words = random_words("fast", seed, requests, position, purpose,
+                         np.arange(fixed_invcdf.WORDS_PER_ROW))
+    return fixed_invcdf.fixed_tokens(w, words)
+
+
+def invcdf_tokens(noise, seed, requests, position, purpose, w) -> np.ndarray:
     """The inverse CDF's token of each row, ``EMPTY`` where its float32 total is 0."""
     words = random_words("fast", seed, requests, position, purpose,
                          np.arange(invcdf.words_per_row(noise)))

@@ -51,15 +51,11 @@ from rslab.kernels.ops.uniform import uniform_ops
 from rslab.kernels.sampler.bodies import rowmax_body, sumexp_loop_body
 from rslab.kernels.sampler.draws import (
     DRAW_REGS,
-    PASS_METHODS,
     draw_constants,
     needs_row_max,
     sampler_draw,
     taken_registers,
 )
-from rslab.kernels.sampler.final_rows import FinalRow
-from rslab.kernels.sampler.fixed_row import FixedRow
-from rslab.kernels.sampler.invcdf_row import InvcdfRow
 from rslab.kernels.sampler.layout import PACKED_BYTES, Q_BYTES_PER_PACKED, SamplerLayout
 from rslab.kernels.sampler.plans import OPTIMISED, KernelPlan
 from rslab.kernels.sampler.registers import (
@@ -94,12 +90,11 @@ from rslab.kernels.sampler.registers import (
 from rslab.machine.asm import constant_word, f32_bits
 from rslab.machine.config import MachineConfig
 from rslab.numerics.fastlog import LOG2E
+from rslab.numerics.methods import draw as draw_of
 from rslab.numerics.rng import PHILOX_M0, PHILOX_M1, PHILOX_W0, PHILOX_W1
 from rslab.randomness import ACCEPT, BONUS, RESIDUAL
 from rslab.schedule import Op, SlotModel
 
-ROW_CLASSES = {"invcdf": InvcdfRow, "fixed": FixedRow}
-"""The row class of a draw's residual and bonus rows (else ``FinalRow``)."""
 PHASES = ("setup", "max", "sumexp", "accept", "residual", "bonus")
 FIRST_ROW_TAGS = (1, 2, 6, 7)
 """DMA tags of the first row's chunks: its own buffer's, the second buffer's (the next
@@ -187,7 +182,8 @@ class _Builder:
         self.loop_pool = [r for r in LOOP_POOL[path] if r not in taken]
         self.p = ProgramText(plan.bundle_glue)
         self.loops: dict = {}
-        invcdf = self.draw[0] in PASS_METHODS
+        self.row_class = draw_of(self.draw[0]).resolve("kernel_row")
+        invcdf = self.row_class.block_sums
         self.final_u = 2 if path == "exact" or invcdf else plan.final_u
         if self.final_u not in (1, 2) or (self.final_u == 2 and path == "fast" and not invcdf
                                           and not plan.rotate_counters):
@@ -386,7 +382,7 @@ class _Builder:
     def pads(self):
         """The padding after the buffers (:meth:`SamplerLayout.pads`), for loops that read
         one vector past an odd row (the block argmax, the inverse CDF's pass)."""
-        if self.plan.argmax != "block" and self.draw[0] not in PASS_METHODS:
+        if self.plan.argmax != "block" and not self.row_class.block_sums:
             return
         words = sorted({w for _, w in self.L.pads()})
         regs = dict(zip(words, GLUE, strict=False))
@@ -560,7 +556,7 @@ class _Builder:
 
     def final_row(self, kind: str, r: int, s: int):
         """The residual or bonus row of request ``r`` at position ``s``, for the draw."""
-        return ROW_CLASSES.get(self.draw[0], FinalRow)(self, kind, r, s)
+        return self.row_class(self, kind, r, s)
 
     def residual(self, r, s):
         L, p, plan = self.L, self.p, self.plan
