@@ -39,7 +39,10 @@ instead (:mod:`rslab.draws`): the residual ``w``, and for the bonus row
 ``exp2((l − max l)·LOG2E)`` (the softmax numerators, the path's exp2). The race
 is ``argmax w·rcp(E)`` with ``noise`` ``scaled`` (default) or ``naive``; the
 inverse CDF is the first token past ``u·Σw`` in the core's float32 sums with
-``noise`` ``wide48`` (default, three words), ``wide`` (two) or ``u24`` (one). ``noise=None``
+``noise`` ``wide48`` (default, three words), ``wide`` (two) or ``u24`` (one);
+``method="fixed"`` (noise ``u96``) is the inverse CDF over exact fixed-point sums, block
+then lane, with a 96-bit uniform for each (:mod:`rslab.numerics.fixed_invcdf`, its χ²
+bound). ``noise=None``
 selects the method's default (``div8`` for Gumbel). The Exact path draws with
 Gumbel-max only. The ``score`` diagnostic is the Gumbel score; the other draws
 leave it NaN.
@@ -106,7 +109,7 @@ from rslab.numerics.fastlog import (
     precise_log2,
 )
 from rslab.numerics.gumbel import get_noise
-from rslab.numerics.methods import check_method, resolve_noise
+from rslab.numerics.methods import draw, resolve_noise
 from rslab.numerics.rng import uniform_from_words
 from rslab.randomness import (
     ACCEPT,
@@ -356,7 +359,7 @@ def residual_draw(method, noise, math, seed, requests, position, w, p=None):
     """``(tokens, scores)`` of the residual rows ``w``: Gumbel-max (``scores`` its scores),
     or a row draw of :mod:`rslab.draws` (``scores`` None), whose empty rows are drawn from
     ``p`` (with the same words) when it is given."""
-    if method != "gumbel":
+    if draw(method).linear:
         tokens = draw_tokens(method, noise, seed, requests, position, RESIDUAL, w)
         empty = tokens == EMPTY
         if p is not None and empty.any():
@@ -372,7 +375,7 @@ def residual_draw(method, noise, math, seed, requests, position, w, p=None):
 
 def bonus_draw(method, noise, math, seed, requests, position, logits):
     """``(tokens, scores)`` of the bonus rows, as :func:`residual_draw`."""
-    if method != "gumbel":
+    if draw(method).linear:
         w = softmax_numerators(logits, math)
         return draw_tokens(method, noise, seed, requests, position, BONUS, w), None
     g = gumbel_noise(math, seed, requests, position, BONUS, np.arange(logits.shape[-1]))
@@ -382,7 +385,8 @@ def bonus_draw(method, noise, math, seed, requests, position, logits):
     return scores.argmax(axis=-1), scores
 
 
-def _sample_chunk(rows, l, q, ids, math, seed, out: SampleResult, draw=("gumbel", "div8")):
+def _sample_chunk(rows, l, q, ids, math, seed, out: SampleResult,
+                  method_noise=("gumbel", "div8")):
     """Sample the requests ``rows`` (global indices; their inputs are ``l, q, ids``)."""
     S = q.shape[1]
     live = np.arange(rows.size)  # local indices of requests still drafting
@@ -405,15 +409,16 @@ def _sample_chunk(rows, l, q, ids, math, seed, out: SampleResult, draw=("gumbel"
         reject = ~accept
         if reject.any():
             pr, qr = p[reject], qrow[reject]
-            if draw[0] == "gumbel":
-                w, keep = residual_weights(pr, qr, math.log2_tiny), None
-            else:
+            if draw(method_noise[0]).linear:
                 w, keep = np.maximum(pr - qr, np.float32(0)), pr
+            else:
+                w, keep = residual_weights(pr, qr, math.log2_tiny), None
             _emit(out, rows[live[reject]], s,
-                  *residual_draw(*draw, math, seed, rows[live[reject]], s, w, keep))
+                  *residual_draw(*method_noise, math, seed, rows[live[reject]], s, w, keep))
         live = live[accept]
     if live.size:
-        _emit(out, rows[live], S, *bonus_draw(*draw, math, seed, rows[live], S, l[live, S]))
+        _emit(out, rows[live], S, *bonus_draw(*method_noise, math, seed, rows[live], S,
+                                              l[live, S]))
 
 
 def _emit(out: SampleResult, rows, position, tokens, scores):
@@ -430,17 +435,17 @@ def rejection_sample(target_logits, draft_probs, draft_token_ids, *, path="exact
     ``target_logits`` float32 [R, S+1, V] (−inf allowed), ``draft_probs`` float32
     [R, S, V] (rows sum to 1), ``draft_token_ids`` int [R, S]; ``path`` "exact" or
     "fast"; ``seed`` an integer in [0, 2^64); ``method`` the Fast path's draw
-    (``gumbel``, ``race`` or ``invcdf``) and ``noise`` its variant (None: the default).
+    (``gumbel``, ``race``, ``invcdf`` or ``fixed``) and ``noise`` its variant (None: the default).
     ``diagnostics=True`` also records the float32 intermediates a kernel reports
     (:attr:`SampleResult.diagnostics`).
     """
-    check_method(method)
     noise = resolve_noise(method, noise)
-    if method != "gumbel" and path != "fast":
-        raise ValueError(f"method: the {path!r} path draws with 'gumbel' only, got {method!r}")
-    math = path_math(path, noise if method == "gumbel" else "div8")
+    d = draw(method)
+    if path in PATHS:
+        d.check_path(path)
+    math = path_math(path, d.pipeline(noise))
     seed = check_seed(seed)
-    R, S, V = _check_inputs(target_logits, draft_probs, draft_token_ids, method == "gumbel")
+    R, S, V = _check_inputs(target_logits, draft_probs, draft_token_ids, not d.linear)
     if not isinstance(diagnostics, bool):
         raise ValueError(f"diagnostics must be True or False, got {diagnostics!r}")
     diag = None

@@ -44,21 +44,38 @@ def test_method_figure_redraws_from_the_computed_laws():
     assert f"{tv:.2e}" in widget.caption.value
 
 
-def test_target_answer_needs_blind_detection_beyond_1e10_at_no_more_cycles():
-    rows = [{"draw": "gumbel-div8", "bonus": 19.0, "residual": 25.0, "detect_blind": 1e3},
-            {"draw": "slow-but-clean", "bonus": 30.0, "residual": 7.0, "detect_blind": 1e12},
-            {"draw": "fast-and-clean", "bonus": 9.0, "residual": 7.0, "detect_blind": 1e11},
+def _worst(draw, bound):
+    return {"draw": draw, "bound_samples": bound, "target": "t"}
+
+
+def test_target_answer_is_the_worst_case_bound_beyond_1e10_with_its_cycles():
+    rows = [{"draw": "gumbel-div8", "bonus": 19.0, "residual": 25.0},
+            {"draw": "slow-but-clean", "bonus": 30.0, "residual": 7.0},
+            {"draw": "fast-and-clean", "bonus": 9.0, "residual": 7.0},
+            {"draw": "fast-but-biased", "bonus": 9.0, "residual": 7.0},
             {"draw": "the note's Div8", "note_chi2": 1.0}]
-    answer = ch.target_answer(rows)
-    assert answer["meets"] == ["fast-and-clean"]
-    assert answer["best"]["draw"] == "slow-but-clean"
+    worst = [_worst("gumbel-div8", 1e-2), _worst("slow-but-clean", 1e12),
+             _worst("fast-and-clean", 1e11), _worst("fast-but-biased", 1e9),
+             _worst("no-program-yet", 1e13)]
+    answer = ch.target_answer(rows, worst)
+    assert [(m["draw"], m["no_more_cycles"]) for m in answer["meets"]] == [
+        ("slow-but-clean", False), ("fast-and-clean", True), ("no-program-yet", None)]
+    assert answer["best"]["draw"] == "no-program-yet"
 
 
 def test_target_answer_counts_the_whole_sampler_where_the_table_has_it():
     rows = [{"draw": "gumbel-div8", "bonus": 19.0, "residual": 25.0, "all_accept": 100,
-             "first_reject": 50, "detect_blind": 1e3},
+             "first_reject": 50},
             {"draw": "rows-fast-sampler-slow", "bonus": 9.0, "residual": 7.0, "all_accept": 101,
-             "first_reject": 40, "detect_blind": 1e12},
+             "first_reject": 40},
             {"draw": "fast-everywhere", "bonus": 9.0, "residual": 7.0, "all_accept": 90,
-             "first_reject": 40, "detect_blind": 1e11}]
-    assert ch.target_answer(rows)["meets"] == ["fast-everywhere"]
+             "first_reject": 40}]
+    worst = [_worst("rows-fast-sampler-slow", 1e12), _worst("fast-everywhere", 1e11)]
+    cheap = [m["draw"] for m in ch.target_answer(rows, worst)["meets"] if m["no_more_cycles"]]
+    assert cheap == ["fast-everywhere"]
+
+
+def test_worst_cases_carry_the_fixed_draws_guarantee():
+    worst = ch.worst_cases(V, (("invcdf", "u24"), ("fixed", "u96")))
+    assert worst[0]["guarantee"] is None and worst[1]["chi2"] <= worst[1]["guarantee"]
+    assert worst[0]["chi2"] > worst[1]["guarantee"]

@@ -4,8 +4,8 @@
   the whole sampler's from :func:`rslab.kernels.sampler.scenarios.run_draws`)
   beside the noise and token figures of :mod:`rslab.numerics.draw_comparison`, and the
   design note's Div8 and Div14 rows (the note's measured χ², nothing else of ours);
-  :func:`shown_table` the columns the page shows, :func:`target_answer` which draws meet
-  the issue's target;
+  :func:`shown_table` the columns the page shows; :func:`worst_cases` each draw's worst
+  target over the adversarial families, and :func:`target_answer` the verdict from it;
 * :func:`tail_figure` (with :func:`tail_control`): the live figure that recomputes the
   exact token laws of the peaked target at a tail mass; :func:`method_figure` (with
   :func:`method_control`) redraws one draw's relative errors from the computed laws;
@@ -24,9 +24,10 @@ import time
 import numpy as np
 from scipy import stats as sps
 
-from rslab.kernels.studies.draw_table import NEEDS_MAX, ROW_DRAWS, rowmax_per_packed
+from rslab.kernels.studies.draw_table import ROW_DRAWS, rowmax_per_packed
+from rslab.numerics import adversary, fixed_invcdf
 from rslab.numerics import draw_comparison as dc
-from rslab.numerics.methods import resolve_noise, variant_name
+from rslab.numerics.methods import RECOMMENDED, draw, resolve_noise, sampler_draws, variant_name
 from rslab.numerics.search import NOTE_CHI2_DIV8, NOTE_CHI2_DIV14
 from rslab.numerics.targets import VOCAB
 from rslab.numerics.token_law import run_law
@@ -36,11 +37,6 @@ from rslab.viz import draw_plots as dp
 from rslab.viz.controls import choice_control, float_control
 
 CHUNK_ROWS = 512
-REPRODUCIBILITY = {
-    "gumbel": "bit-exact under any split of the row (per-token words, order-free max)",
-    "race": "bit-exact under any split of the row (per-token words, order-free max)",
-    "invcdf": "bit-exact only with the same summation order (blocks, groups, prefix)",
-}
 NOTE_ROWS = ({"draw": "the note's Div8", "note_chi2": NOTE_CHI2_DIV8},
              {"draw": "the note's Div14", "note_chi2": NOTE_CHI2_DIV14})
 DETECT_TARGET = 1e10
@@ -61,8 +57,10 @@ def swept_draws(scale: str | None = None) -> tuple:
 
 
 def swept_tails() -> tuple:
-    """The tail masses the tail-mass figure precomputes at the current scale."""
-    return by_scale(quick=(1e-2, 0.1), book=dc.TAIL_MASSES, full=dc.TAIL_MASSES)
+    """The tail masses the tail-mass figure precomputes at the current scale (down to 10^-6,
+    where the float32 inverse CDF and the argmax draws fail)."""
+    return by_scale(quick=(1e-2, 0.1), book=(1e-6, 1e-5, 1e-4) + dc.TAIL_MASSES,
+                    full=(1e-6, 1e-5, 1e-4) + dc.TAIL_MASSES)
 
 
 def argmax_montecarlo(target, method: str, noise, rows: int, *, seed: int = 1) -> dict:
@@ -70,10 +68,10 @@ def argmax_montecarlo(target, method: str, noise, rows: int, *, seed: int = 1) -
     if isinstance(rows, bool) or not isinstance(rows, (int, np.integer)) or rows < 1:
         raise ValueError(f"rows must be a positive integer, got {rows!r}")
     noise = resolve_noise(method, noise)
-    if method not in ("gumbel", "race"):
-        raise ValueError(f"method must be 'gumbel' or 'race', got {method!r}")
+    if draw(method).score is None:
+        raise ValueError(f"method must be an argmax draw ('gumbel' or 'race'), got {method!r}")
     start = time.perf_counter()
-    math = path_math("fast", noise if method == "gumbel" else "div8")
+    math = path_math("fast", draw(method).pipeline(noise))
     w = target.row()
     tokens = np.concatenate([
         residual_draw(method, noise, math, seed, req, 0, np.broadcast_to(w, (req.size, w.size)))[0]
@@ -114,7 +112,7 @@ def draw_table(loops: list[dict], noise: list[dict], tokens: list[dict], vocab: 
         row = {"draw": name, "bonus": None, "residual": None}
         if (name, "bonus") in by_loop:
             row["bonus"] = by_loop[(name, "bonus")]["cycles_per_packed"] + (
-                rowmax if method in NEEDS_MAX else 0.0)
+                rowmax if draw(method).linear else 0.0)
             row["residual"] = by_loop[(name, "residual")]["cycles_per_packed"]
         row["all_accept"] = whole.get((name, "all-accept"))
         row["first_reject"] = whole.get((name, "first-reject"))
@@ -126,7 +124,7 @@ def draw_table(loops: list[dict], noise: list[dict], tokens: list[dict], vocab: 
         row["tv"] = {t["target"]: t["tv"] for t in mine}
         row["detect_blind"] = min((t["detect_blind"] for t in mine), default=None)
         row["detect_aimed"] = min((t["detect_aimed"] for t in mine), default=None)
-        row["reproducibility"] = REPRODUCIBILITY[method]
+        row["reproducibility"] = draw(method).reproducibility
         out.append(row)
     return out + [dict(r) for r in NOTE_ROWS]
 
@@ -153,22 +151,50 @@ COSTS = ("bonus", "residual", "all_accept", "first_reject")
 whole sampler's cycles at each test point (where the table has them)."""
 
 
-def target_answer(rows: list[dict]) -> dict:
-    """Div8's row, the draws on the core that meet the target (blind detection beyond 10^10
-    on every target at no more cycles than Div8: rows and whole sampler) and the best of
-    them all."""
-    fast = [r for r in rows if r.get("bonus") is not None and r["detect_blind"] is not None]
+def page_worst_draws(scale: str | None = None) -> tuple:
+    """The draws whose worst targets the page searches: at quick scale Div8, the race, the
+    float32 inverse CDF (wide48) and the fixed-point one; else every sampler draw too."""
+    quick = (("gumbel", "div8"), ("race", "scaled"), ("invcdf", "wide48"), RECOMMENDED)
+    return by_scale(quick=quick, book=sampler_draws() + (RECOMMENDED,),
+                    full=sampler_draws() + (RECOMMENDED,), scale=scale)
+
+
+def worst_cases(vocab: int, draws=None, executor=None) -> list[dict]:
+    """Each draw's worst target over :func:`rslab.numerics.adversary.family_rows` at
+    ``vocab`` (:func:`rslab.numerics.adversary.search`), with its guarantee where it has one."""
+    rows = adversary.search(draws or page_worst_draws(), vocab, executor=executor)
+    for r in rows:
+        r["guarantee"] = fixed_invcdf.chi2_bound(vocab) if r["draw"] == variant_name(
+            *RECOMMENDED) else None
+    return rows
+
+
+def target_answer(rows: list[dict], worst: list[dict]) -> dict:
+    """The verdict from the worst case: Div8's row; the draws no test of any kind can tell
+    from their targets before 10^10 samples on their worst target (the divergence bound),
+    with whether they also cost no more cycles than Div8 (rows and whole sampler; None where
+    the draw has no program yet); and the draw of the largest bound."""
     base = next(r for r in rows if r["draw"] == "gumbel-div8")
     costs = [c for c in COSTS if base.get(c) is not None]
-    meets = [r["draw"] for r in fast if r["detect_blind"] > DETECT_TARGET
-             and all(r.get(c) is not None and r[c] <= base[c] for c in costs)]
-    return {"base": base, "meets": meets, "best": max(fast, key=lambda r: r["detect_blind"])}
+    by_name = {r["draw"]: r for r in rows}
+    meets = []
+    for w in worst:
+        if w["bound_samples"] < DETECT_TARGET:
+            continue
+        row = by_name.get(w["draw"], {})
+        cheap = None if any(row.get(c) is None for c in costs) else all(
+            row[c] <= base[c] for c in costs)
+        meets.append({"draw": w["draw"], "bound_samples": w["bound_samples"],
+                      "no_more_cycles": cheap})
+    return {"base": base, "meets": meets, "best": max(worst, key=lambda w: w["bound_samples"])}
 
 
 def tail_control(tails) -> object:
-    """The tail mass of the peaked target: 0.001 to 0.5 live, ``tails`` precomputed."""
+    """The tail mass of the peaked target: from the smallest of 0.001 and ``tails`` (in
+    steps of it) to 0.5 live, ``tails`` precomputed."""
     value = 0.1 if 0.1 in tails else tails[0]
-    return float_control("tail", TAIL_STEP, 0.5, step=TAIL_STEP, frames=tails, value=value,
+    lo = min(TAIL_STEP, *tails)
+    return float_control("tail", lo, 0.5, step=lo, frames=tails, value=value,
                          label="tail mass", fmt=lambda t: f"{t:g}")
 
 

@@ -79,6 +79,8 @@ class RunLaw:
     worst: np.ndarray
     worst_at: np.ndarray
     truncated: float
+    tokens: np.ndarray = field(repr=False, default=None)
+    """Every token's probability, runs in order (float64)."""
 
 
 def _score(kind, param, values):
@@ -207,6 +209,7 @@ def _per_token(counts, slices, prob, log_a, log_f, log_fm, mass, total, target) 
     first, lastp = total.copy(), total.copy()
     abs_dev, kl, chi2 = np.zeros(L), np.zeros(L), np.zeros(L)
     worst, worst_at = np.zeros(L), np.zeros(L, np.int64)
+    per_token = []
     for j in range(L):
         n = int(counts[j])
         sl = slices[j]
@@ -218,12 +221,14 @@ def _per_token(counts, slices, prob, log_a, log_f, log_fm, mass, total, target) 
                 log_c = np.log(prob[sl][keep]) + log_a[sl][keep] + (n - 1) * log_f[sl][keep]
                 log_rho = log_fm[sl][keep] - log_f[sl][keep]
             P = _token_probs(n, log_c, log_rho)
+        per_token.append(P)
         first[j], lastp[j] = P[0], P[-1]
         abs_dev[j], kl[j], chi2[j] = _sums(P, target[j])
         rel = np.abs(P / target[j] - 1)
         worst_at[j] = int(np.argmax(rel))
         worst[j] = rel[worst_at[j]]
-    return RunLaw(total, first, lastp, abs_dev, kl, chi2, worst, worst_at, 0.0)
+    return RunLaw(total, first, lastp, abs_dev, kl, chi2, worst, worst_at, 0.0,
+                  np.concatenate(per_token))
 
 
 def _token_probs(n, log_c, log_rho, rows: int = 1 << 14) -> np.ndarray:

@@ -27,9 +27,7 @@ from scipy import stats as sps
 from rslab.numerics import invcdf, targets
 from rslab.numerics import montecarlo as mc
 from rslab.numerics.detect import samples_to_detect
-from rslab.numerics.gumbel import get_noise
-from rslab.numerics.methods import resolve_noise, variant_name
-from rslab.numerics.race import RaceNoise, race_exponential
+from rslab.numerics.methods import METHODS, draw, resolve_noise, variant_name
 from rslab.numerics.search import exact_row
 from rslab.numerics.token_law import noise_atoms, token_law
 
@@ -48,10 +46,10 @@ def parse_variant(name: str) -> tuple[str, str]:
         raise ValueError(f"noise variant must be a name, got {name!r}")
     key = name.strip().lower()
     method, _, noise = key.partition("-")
-    if method == "invcdf":
+    if method in METHODS and draw(method).score is None:
         raise ValueError(f"noise variant {name!r}: the inverse CDF draws with no noise; its "
                          "token laws are in `python -m rslab bench --only token_laws`")
-    if method in ("gumbel", "race"):
+    if method in METHODS:
         return method, resolve_noise(method, noise or None)
     return "gumbel", resolve_noise("gumbel", key)
 
@@ -59,20 +57,13 @@ def parse_variant(name: str) -> tuple[str, str]:
 def gumbel_domain_noise(method: str, noise: str):
     """The noise ``u → g`` whose Gumbel-max is the draw: a Gumbel pipeline or ``−log2 E``."""
     noise = resolve_noise(method, noise)
-    if method == "race":
-        return RaceNoise(noise)
-    if method == "gumbel":
-        return get_noise(noise)
-    raise ValueError(f"method: {method!r} has no Gumbel-domain noise")
+    return draw(method).resolve("gumbel_domain")(noise)
 
 
 def _plateau(method: str, noise: str, u) -> float:
     """Share of the lattice where the plateau bites: the second log returns 0 (Gumbel), or
     E = 0 (the race)."""
-    if method == "race":
-        return float(np.count_nonzero(race_exponential(u, noise) == 0) / u.size)
-    trace = get_noise(noise).trace(u)
-    return float(np.count_nonzero(trace.get("l2", np.ones(1)) == 0) / u.size)
+    return draw(method).resolve("plateau")(u, noise)
 
 
 def noise_rows(variants=ARGMAX_VARIANTS, samples: int = NOISE_SAMPLES) -> list[dict]:

@@ -249,6 +249,17 @@ def get_noise(name: str, *, log2: FastLog2 | None = None) -> NoisePipeline:
     )
 
 
+def noise_values(u, name: str) -> np.ndarray:
+    """The pipeline ``name``'s noise g of uniforms ``u`` (float32)."""
+    return get_noise(name)(u)
+
+
+def plateau_share(u, name: str) -> float:
+    """Share of the uniforms ``u`` where the pipeline's second log returns 0."""
+    trace = get_noise(name).trace(u)
+    return float(np.count_nonzero(trace.get("l2", np.ones(1)) == 0) / np.size(u))
+
+
 def sample_uniforms(n: int, seed: int, start: int = 0) -> np.ndarray:
     """``n`` uniforms from the hardware RNG (key ``seed``, counters ``start … start+n−1``)."""
     from rslab.numerics.rng import hw_random_words, uniform_from_words

@@ -63,3 +63,8 @@ class RaceNoise:
         e = race_exponential(u, self.noise, log2=self.log2).astype(np.float64)
         with np.errstate(divide="ignore"):
             return (-np.log2(e)).astype(np.float32)
+
+
+def plateau_share(u, noise: str = DEFAULT_RACE_NOISE) -> float:
+    """Share of the uniforms ``u`` where ``E = 0`` (the fast log's plateau)."""
+    return float(np.count_nonzero(race_exponential(u, noise) == 0) / np.size(u))

@@ -6,7 +6,11 @@ For a target (:mod:`rslab.numerics.targets`) used as a residual row of weights
 * ``gumbel`` and ``race``: :func:`rslab.numerics.argmax_law.argmax_law` over the
   noise's lattice law (``g`` of the pipeline, or ``R = rcp(E)`` of the race), with
   the scores the reference computes: ``fl(fl_log2(w) + g)`` and ``fl(w · R)``;
-* ``invcdf``: :func:`rslab.numerics.invcdf.exact_law` (every lattice uniform counted).
+* ``invcdf``: :func:`rslab.numerics.invcdf.exact_law` (every lattice uniform counted);
+* ``fixed``: :func:`rslab.numerics.fixed_invcdf.exact_probs` (every uniform pair counted).
+
+:func:`exact_token_probs` gives the law of any Fast draw on any weight row (each
+draw's ``law`` in :mod:`rslab.numerics.methods`).
 
 The law assumes what the hardware RNG is built to give: each token's (or row's)
 word an independent, uniform 32-bit word. ``path="exact"`` is the Exact path's
@@ -26,29 +30,32 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from rslab.numerics import invcdf
+from rslab.numerics import fixed_invcdf, invcdf
 from rslab.numerics.argmax_law import NoiseAtoms, argmax_law
 from rslab.numerics.detect import samples_to_detect
 from rslab.numerics.fastlog import DEFAULT_FASTLOG2, precise_log2
-from rslab.numerics.gumbel import get_noise
-from rslab.numerics.methods import resolve_noise, variant_name
+from rslab.numerics.methods import draw, resolve_noise, variant_name
 from rslab.numerics.montecarlo import lattice_uniforms
-from rslab.numerics.race import race_multiplier
 from rslab.numerics.targets import Target
 
 TRUNCATION = 40.0
 """Scores below the value where the ideal law gives ``P(all below) = e^-40`` are left out."""
 MAX_TRUNCATED = 1e-15
+MAX_RUNS = 256
+"""An argmax draw's law is computed over at most this many runs of equal weights: a run
+of few tokens holds its whole window of noise atoms (hundreds of megabytes at V = 154,880),
+so more would exhaust a shared machine's memory (:func:`argmax_probs`)."""
+MAX_VOCAB = 154_880
 
 
 @functools.lru_cache(maxsize=12)
 def noise_atoms(method: str, noise: str, path: str = "fast") -> NoiseAtoms:
-    """The lattice law of a method's per-token noise: ``g`` (gumbel) or ``R = rcp(E)`` (race)."""
-    u = lattice_uniforms()
-    if method == "race":
-        return NoiseAtoms.of(f"race-{noise}", race_multiplier(u, noise))
+    """The lattice law of an argmax draw's per-token noise (its ``noise_values`` on every
+    lattice uniform): ``g`` (gumbel) or ``R = rcp(E)`` (race); ``path="exact"``: the Exact
+    path's Gumbel noise."""
+    d = draw(method)
     name = "exact" if path == "exact" else noise
-    return NoiseAtoms.of(name, get_noise(name)(u))
+    return NoiseAtoms.of(f"{method}-{name}", d.resolve("noise_values")(lattice_uniforms(), name))
 
 
 @dataclass
@@ -90,25 +97,27 @@ def _mass_above(target: Target, p: float) -> float:
     return float(np.dot(target.counts[larger], target.run_probs[larger]))
 
 
-def _v_lo(method: str, target: Target, params) -> float:
+def _v_lo(kind: str, target: Target, params) -> float:
     """Where ``P(every score < v) = e^-TRUNCATION`` under the ideal law of the scores."""
     n = target.counts.astype(np.float64)
-    if method == "race":  # P(w·R ≤ v) = 2^(−w/v)
+    if kind == "mul":  # P(w·R ≤ v) = 2^(−w/v)
         return float(np.log(2) * np.dot(n, target.weights) / TRUNCATION)
     mass = np.dot(n, np.exp2(np.asarray(params, np.float64)))  # P(a + g ≤ v) = 2^(−2^(a−v))
     return float(np.log2(np.log(2) * mass / TRUNCATION))
 
 
 def run_law(target: Target, method: str, noise: str, path: str = "fast"):
-    """The exact :class:`~rslab.numerics.argmax_law.RunLaw` of a Gumbel or race draw on
-    ``target`` (the cut-off lowered until the left-out mass is below ``MAX_TRUNCATED``)."""
+    """The exact :class:`~rslab.numerics.argmax_law.RunLaw` of an argmax draw on ``target``
+    (the cut-off lowered until the left-out mass is below ``MAX_TRUNCATED``): a draw that
+    scores ``mul`` multiplies the weight by its noise, ``add`` adds the fast log2 weight."""
     atoms = noise_atoms(method, noise, path)
-    if method == "race":
-        kind, params = "mul", target.weights
+    kind = draw(method).score
+    if kind == "mul":
+        params = target.weights
     else:
         log2 = precise_log2 if path == "exact" else DEFAULT_FASTLOG2
-        kind, params = "add", log2(target.weights)
-    v_lo = _v_lo(method, target, params)
+        params = log2(target.weights)
+    v_lo = _v_lo(kind, target, params)
     while True:
         law = argmax_law(target.counts, params, atoms, kind, v_lo, target.run_probs)
         if law.truncated <= MAX_TRUNCATED:
@@ -116,21 +125,73 @@ def run_law(target: Target, method: str, noise: str, path: str = "fast"):
         v_lo -= 0.5 if kind == "add" else 0.25 * v_lo
 
 
-def _argmax_discrepancy(target: Target, method: str, noise: str, path: str):
-    law = run_law(target, method, noise, path)
-    p = target.run_probs
-    j = int(np.argmax(law.worst))
-    runs = target.counts * p
-    return {"tv": 0.5 * law.abs_dev.sum(), "kl": law.kl.sum(), "lam_tokens": law.chi2.sum(),
-            "lam_runs": float(((law.total - runs) ** 2 / runs).sum()),
-            "worst_rel": float(law.worst[j]),
-            "worst_token": int(target.starts[j] + law.worst_at[j]), "worst_p": float(p[j]),
-            "truncated": law.truncated, "run_rel": law.total / runs - 1,
-            "first_rel": law.first / p - 1}
+def check_row(weights) -> np.ndarray:
+    """``weights`` as one float32 row [V] of finite non-negative weights with a positive total,
+    else ``ValueError`` naming the argument."""
+    w = np.asarray(weights)
+    if w.dtype != np.float32 or w.ndim != 1 or not 1 <= w.size <= MAX_VOCAB:
+        raise ValueError(f"weights must be a float32 row [V] with V ≤ {MAX_VOCAB:,}, got "
+                         f"{w.dtype} {w.shape}")
+    if not np.all(np.isfinite(w) & (w >= 0)) or not np.any(w > 0):
+        raise ValueError("weights must be finite, non-negative and not all zero")
+    return w
 
 
-def _invcdf_discrepancy(target: Target, noise: str):
-    P = invcdf.exact_law(target.row(), noise).probs
+def _argmax_runs(w) -> tuple[Target, np.ndarray, bool]:
+    """The positive tokens of ``w`` as runs of equal weights (a Target), the token of each
+    position of the runs, and whether that order is the row's own (else: the tokens of each
+    weight made adjacent, in order, the weights in their first token's order)."""
+    live = np.flatnonzero(w > 0)
+    x = w[live]
+    edges = np.flatnonzero(x[1:] != x[:-1]) + 1
+    if edges.size < MAX_RUNS:
+        counts = np.diff(np.concatenate([[0], edges, [x.size]]))
+        return Target("row", counts, x[np.concatenate([[0], edges])]), live, True
+    values, first, inverse, counts = np.unique(x, return_index=True, return_inverse=True,
+                                               return_counts=True)
+    if values.size > MAX_RUNS:
+        raise ValueError(f"weights: an argmax draw's exact law takes rows of at most "
+                         f"{MAX_RUNS} distinct weights, got {values.size}")
+    rank = np.argsort(np.argsort(first))  # each weight's place by its first token
+    order = np.argsort(rank[inverse], kind="stable")
+    by_first = np.argsort(first)
+    return Target("row", counts[by_first], values[by_first]), live[order], False
+
+
+def argmax_probs(weights, method: str, noise: str) -> np.ndarray:
+    """The law of an argmax draw on a row: :func:`run_law` over its runs of equal weights.
+    Exact (to the ``MAX_TRUNCATED`` left out) when the row has at most ``MAX_RUNS`` runs;
+    with more runs but at most ``MAX_RUNS`` distinct weights each weight's tokens are made
+    adjacent, which is exact but for the order of ties between tokens of different weights
+    (the lowest index wins a tie); with more distinct weights, ``ValueError``."""
+    w = check_row(weights)
+    target, tokens, _ = _argmax_runs(w)
+    law = run_law(target, method, noise)
+    out = np.zeros(w.size)
+    out[tokens] = law.tokens
+    return out
+
+
+def invcdf_probs(weights, method: str, noise: str) -> np.ndarray:
+    """The float32 inverse CDF's law (exact: every lattice uniform counted)."""
+    return invcdf.exact_law(check_row(weights), noise).probs
+
+
+def fixed_probs(weights, method: str, noise: str) -> np.ndarray:
+    """The fixed-point inverse CDF's law (exact counts over 2^192, rounded once each)."""
+    return fixed_invcdf.exact_probs(check_row(weights))
+
+
+def exact_token_probs(weights, method: str, noise=None) -> np.ndarray:
+    """The exact per-token law (float64 [V]) of the Fast draw ``method``/``noise`` on one
+    residual-style row of float32 weights ``weights`` [V] (V ≤ 154,880): the inverse CDFs
+    exact in about a second, the argmax draws by :func:`argmax_probs` (seconds to a minute;
+    exact where its docstring says, on rows of at most ``MAX_RUNS`` distinct weights)."""
+    noise = resolve_noise(method, noise)
+    return draw(method).resolve("law")(weights, method, noise)
+
+
+def _discrepancy(target: Target, P) -> dict:
     p = target.probs()
     rel = np.abs(P / p - 1)
     i = int(np.argmax(rel))
@@ -146,6 +207,19 @@ def _invcdf_discrepancy(target: Target, noise: str):
             "first_rel": P[target.starts] / target.run_probs - 1}
 
 
+def _argmax_discrepancy(target: Target, method: str, noise: str, path: str):
+    law = run_law(target, method, noise, path)
+    p = target.run_probs
+    j = int(np.argmax(law.worst))
+    runs = target.counts * p
+    return {"tv": 0.5 * law.abs_dev.sum(), "kl": law.kl.sum(), "lam_tokens": law.chi2.sum(),
+            "lam_runs": float(((law.total - runs) ** 2 / runs).sum()),
+            "worst_rel": float(law.worst[j]),
+            "worst_token": int(target.starts[j] + law.worst_at[j]), "worst_p": float(p[j]),
+            "truncated": law.truncated, "run_rel": law.total / runs - 1,
+            "first_rel": law.first / p - 1}
+
+
 def token_law(target: Target, method: str, noise=None, *, path: str = "fast") -> Discrepancy:
     """The exact law of ``method`` (with ``noise``) on ``target``, against the target."""
     if not isinstance(target, Target):
@@ -153,11 +227,12 @@ def token_law(target: Target, method: str, noise=None, *, path: str = "fast") ->
     if path not in ("fast", "exact"):
         raise ValueError(f"path must be 'fast' or 'exact', got {path!r}")
     noise = resolve_noise(method, noise)
-    if path == "exact" and method != "gumbel":
+    d_ = draw(method)
+    if path == "exact" and d_.score != "add":
         raise ValueError("method: the Exact path draws with Gumbel-max only")
     start = time.perf_counter()
-    if method == "invcdf":
-        d = _invcdf_discrepancy(target, noise)
+    if d_.score is None:
+        d = _discrepancy(target, exact_token_probs(target.row(), method, noise))
     else:
         d = _argmax_discrepancy(target, method, noise, path)
     blind, aimed = _detect(d["lam_tokens"], d["lam_runs"], target)

@@ -12,11 +12,12 @@ Registers (``regs``): those of the pieces it uses.
 from rslab.kernels.ops.noise import divisor_noise_ops, first_layer_ops
 from rslab.kernels.ops.race import race_multiplier_ops
 from rslab.kernels.ops.rangered import rangered_noise_ops
+from rslab.numerics.methods import draw
 
 
 def draw_noise_ops(method: str, noise: str, k: int, uf: str, regs) -> tuple[list, str]:
     """(ops, value) of stream k: ``y`` for Gumbel-max, ``R`` for the race."""
-    if method == "race":
+    if draw(method).score == "mul":
         return race_multiplier_ops(k, uf, regs)
     if noise == "rangered":
         first, t = first_layer_ops(k, uf, regs)

@@ -30,11 +30,12 @@ from rslab.kernels.sampler.registers import (
 )
 from rslab.numerics.fastlog import DEFAULT_FASTLOG2
 from rslab.numerics.gumbel import parse_divisor
-from rslab.numerics.methods import check_method, resolve_noise
+from rslab.numerics.methods import draw as draw_of
+from rslab.numerics.methods import resolve_noise, sampler_draws
 
-SAMPLER_DRAWS = (("gumbel", "div8"), ("gumbel", "div32"), ("gumbel", "rangered"),
-                 ("race", "scaled"), ("invcdf", "u24"), ("invcdf", "wide"), ("invcdf", "wide48"))
-"""(method, noise) of every draw the Fast path's sampler program takes."""
+SAMPLER_DRAWS = sampler_draws()
+"""(method, noise) of every draw the Fast path's sampler program takes (each draw's
+``sampler_noises`` in :mod:`rslab.numerics.methods`)."""
 DEFAULT_DRAW = ("gumbel", "div8")
 DRAW_REGS = REGS | {"round": V_EIGHTH, "expmask": V_THREE, "exp128": V_PM0, "magic": V_PM1,
                     "magic128": V_C1}
@@ -44,11 +45,9 @@ DRAW_REGS = REGS | {"round": V_EIGHTH, "expmask": V_THREE, "exp128": V_PM0, "mag
 def sampler_draw(path: str, method="gumbel", noise=None) -> tuple[str, str]:
     """``(method, noise)`` of a draw the sampler program takes on ``path``, else a
     ``ValueError`` naming the argument."""
-    method = check_method(method)
+    d = draw_of(method)
     if path == "exact":
-        if method != "gumbel":
-            raise ValueError(f"method: the 'exact' path draws with 'gumbel' only, "
-                             f"got {method!r}")
+        d.check_path(path)
         return DEFAULT_DRAW
     noise = resolve_noise(method, noise)
     if (method, noise) not in SAMPLER_DRAWS:
@@ -59,15 +58,16 @@ def sampler_draw(path: str, method="gumbel", noise=None) -> tuple[str, str]:
 
 def needs_row_max(draw) -> bool:
     """Whether the bonus row needs the row max first (its weights are linear)."""
-    return draw[0] in ("race", "invcdf")
+    return draw_of(draw[0]).linear
 
 
 def draw_constants(draw) -> dict:
     """Role → float32 or uint32 constant the Fast path's rows read for ``draw``."""
     method, noise = draw
-    if method == "invcdf":
+    score = draw_of(method).score
+    if score is None:
         return {}
-    divisor = parse_divisor(noise) if method == "gumbel" else None
+    divisor = parse_divisor(noise) if score == "add" else None
     c = divisor_noise_constants(DEFAULT_FASTLOG2, divisor or 8.0)
     if divisor is None:
         del c["inv_k"], c["log2k"]

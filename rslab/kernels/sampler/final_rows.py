@@ -51,6 +51,10 @@ F32_MINUS_INF = 0xFF800000
 class FinalRow:
     """The residual (``kind="residual"``) or bonus row of request ``r`` at position ``s``."""
 
+    block_sums = False
+    """An argmax row, not a pass of block sums (:class:`~rslab.kernels.sampler.invcdf_row.
+    InvcdfRow`)."""
+
     def __init__(self, builder, kind: str, r: int, s: int):
         self.b, self.kind, self.r, self.s = builder, kind, r, s
         plan, path, u = builder.plan, builder.path, builder.final_u

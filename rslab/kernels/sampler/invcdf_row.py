@@ -40,6 +40,9 @@ class InvcdfRow:
     """The residual (``kind="residual"``) or bonus row of request ``r`` at position ``s``."""
 
     empty_bits = 0
+    block_sums = True
+    """A pass of block sums, two packed vectors per iteration (an odd row reads the
+    padding)."""
 
     def __init__(self, builder, kind: str, r: int, s: int):
         self.b, self.kind, self.r, self.s = builder, kind, r, s

@@ -44,6 +44,7 @@ from rslab.machine.asm import constant_word, f32_bits
 from rslab.machine.bf16 import BLOCK, LANES, pack_rows
 from rslab.numerics.fastlog import LOG2E
 from rslab.numerics.gumbel import parse_divisor
+from rslab.numerics.methods import draw
 from rslab.schedule import Op, SlotModel
 
 KINDS = ("bonus", "residual")
@@ -72,7 +73,7 @@ def constants(method: str, noise: str, log2) -> dict:
     c = {"log2e": LOG2E, "zero": np.uint32(0), "one": np.uint32(1), "step": np.uint32(BLOCK)}
     if noise == "naive":
         return c | naive_first_layer_constants()
-    k = parse_divisor(noise) if method == "gumbel" else None
+    k = parse_divisor(noise) if draw(method).score == "add" else None
     c |= divisor_noise_constants(log2, k or 8.0)
     if k is None:
         del c["inv_k"], c["log2k"]
@@ -81,18 +82,19 @@ def constants(method: str, noise: str, log2) -> dict:
 
 def weight_ops(kind: str, method: str, k: int) -> tuple[list, str]:
     """Ops from the float32 logits ``l{k}`` to the weight (linear, or its log for Gumbel)."""
-    if kind == "bonus" and method == "gumbel":
+    linear = draw(method).linear
+    if kind == "bonus" and not linear:
         return [Op("vmul.f32", f"y{k}", (f"l{k}", REGS["log2e"]))], f"y{k}"
     if kind == "bonus":
         return exp_step(k, f"l{k}", REGS)
-    if method == "gumbel":
+    if not linear:
         return log_weight_ops(k, f"l{k}", f"q{k}", REGS)
     return residual_weight_ops(k, f"l{k}", f"q{k}", REGS)
 
 
 def argmax_variant(method: str) -> str:
     """The argmax update: ``max`` for Gumbel, ``select`` (NaN never wins) for the race."""
-    return "select" if method == "race" else "max"
+    return "select" if draw(method).score == "mul" else "max"
 
 
 def draw_body(kind: str, method: str, noise: str) -> list:
@@ -108,7 +110,7 @@ def draw_body(kind: str, method: str, noise: str) -> list:
         ops, uf = uniform_ops(k, f"w{k}", REGS, scaled=False)
         body += ops
         ops, noise_value = draw_noise_ops(method, noise, k, uf, REGS)
-        body += ops + [race_score_op(k, x, noise_value) if method == "race"
+        body += ops + [race_score_op(k, x, noise_value) if draw(method).score == "mul"
                        else Op("vsub.f32", f"sc{k}", (x, noise_value))]
         body += argmax_update_ops(k, f"sc{k}", f"i{k}", argmax_variant(method))
     return body + [index_step_op(k, REGS["step"]) for k in range(STREAMS)]
@@ -163,7 +165,7 @@ def draw_program(kind: str, method: str, noise: str, n_packed: int, *, m=0.0, r=
     loop = draw_loop(kind, method, noise, n_packed, SlotModel.from_config(config))
     q_addr = PACKED_BYTES * n_packed if q_addr is None else q_addr
     lines = setup_lines(loop, constants(method, noise, config.log2_fn), m=m, r=r, key=key,
-                        q_addr=q_addr, best="0" if method == "race" else "0xff800000")
+                        q_addr=q_addr, best="0" if draw(method).score == "mul" else "0xff800000")
     tail = reduce_text([loop.carried[f"best{k}"] for k in range(STREAMS)],
                        [loop.carried[f"idx{k}"] for k in range(STREAMS)],
                        scratch=tuple(f"v{i}" for i in range(32, 40)))

@@ -22,18 +22,29 @@ from rslab.kernels.studies.rowmax import emit_rowmax, run_rowmax
 from rslab.kernels.studies.steady import steady_state
 from rslab.machine.bf16 import round_to_bf16
 from rslab.numerics.invcdf import INVCDF_NOISES
-from rslab.numerics.methods import variant_name
+from rslab.numerics.methods import draw, variant_name
 from rslab.randomness import BONUS, RESIDUAL, fast_key
 
 ROW_DRAWS = DRAWS + tuple(("invcdf", n) for n in INVCDF_NOISES)
-NEEDS_MAX = ("race", "invcdf")
 
+
+def _invcdf_program(kind, method, noise, n_packed, **kw):
+    return invcdf_program(kind, noise, n_packed, **kw)
+
+
+def _invcdf_run(kind, method, noise, logits, **kw):
+    return run_invcdf(kind, noise, logits, **kw)
+
+
+ARGMAX_STUDY = (draw_program, run_draw, 1)
+STUDIES = {"invcdf": (_invcdf_program, _invcdf_run, PACKED_PER_ITER)}
+"""The kernel layer's study of each draw by method: (program, run, packed vectors per
+iteration); an argmax draw's is ``ARGMAX_STUDY``."""
 
 
 def _program(kind, method, noise, n_packed, config):
-    if method == "invcdf":
-        return invcdf_program(kind, noise, n_packed, config=config)
-    return draw_program(kind, method, noise, n_packed, config=config)
+    program = STUDIES.get(method, ARGMAX_STUDY)[0]
+    return program(kind, method, noise, n_packed, config=config)
 
 
 def loop_figures(kind: str, method: str, noise: str, config=None) -> dict:
@@ -41,7 +52,7 @@ def loop_figures(kind: str, method: str, noise: str, config=None) -> dict:
     from rslab.machine import MachineConfig
 
     config = config or MachineConfig()
-    per = PACKED_PER_ITER if method == "invcdf" else 1
+    per = STUDIES.get(method, ARGMAX_STUDY)[2]
     prog = _program(kind, method, noise, 8 * per, config)
     sch = prog.loop.schedule
     unroll = prog.loop.expansion.unroll
@@ -76,23 +87,21 @@ def row_inputs(vocab: int, seed: int = 0) -> dict:
 
 def reference_token(kind, method, noise, inputs, seed, request, position) -> int:
     """The reference's token for the row (the Fast path, the same key and weights)."""
-    math = ref.path_math("fast", noise if method == "gumbel" else "div8")
+    math = ref.path_math("fast", draw(method).pipeline(noise))
     requests = np.array([request])
     if kind == "residual":
-        draw = ref.residual_draw(method, noise, math, seed, requests, position,
-                                 inputs["residual"])
+        drawn = ref.residual_draw(method, noise, math, seed, requests, position,
+                                  inputs["residual"])
     else:
-        draw = ref.bonus_draw(method, noise, math, seed, requests, position,
-                              inputs["logits"][None])
-    return int(draw[0][0])
+        drawn = ref.bonus_draw(method, noise, math, seed, requests, position,
+                               inputs["logits"][None])
+    return int(drawn[0][0])
 
 
 def run_row(kind: str, method: str, noise: str, inputs: dict, key: int):
     """Simulate one row's draw on the core (``inputs`` of :func:`row_inputs`)."""
     kw = {"q": inputs["q"], "m": inputs["m"], "r": inputs["r"], "key": key}
-    if method == "invcdf":
-        return run_invcdf(kind, noise, inputs["logits"], **kw)
-    return run_draw(kind, method, noise, inputs["logits"], **kw)
+    return STUDIES.get(method, ARGMAX_STUDY)[1](kind, method, noise, inputs["logits"], **kw)
 
 
 def row_runs(vocab: int, *, seed: int = 0, request: int = 1, position: int = 0,
@@ -108,7 +117,7 @@ def row_runs(vocab: int, *, seed: int = 0, request: int = 1, position: int = 0,
                                     leave=False):
         key = int(fast_key(seed, request, position, BONUS if kind == "bonus" else RESIDUAL)[0])
         res = run_row(kind, method, noise, inputs, key)
-        extra = max_cycles if kind == "bonus" and method in NEEDS_MAX else 0
+        extra = max_cycles if kind == "bonus" and draw(method).linear else 0
         rows.append({"draw": variant_name(method, noise), "kind": kind, "cycles": res.cycles,
                      "rowmax_cycles": extra, "total_cycles": res.cycles + extra,
                      "token": res.token,

@@ -1,0 +1,90 @@
+"""How many samples no test at all can use: a divergence bound, beside what χ² tests need.
+
+For a draw with law P and its target p on V tokens, and n independent samples,
+every test of "the samples come from p" against "from P" (any statistic, any
+cells, any level) has an advantage — power minus size — at most the total
+variation of the n-sample laws, and
+
+    TV(Pⁿ, pⁿ) ≤ √(KL(Pⁿ ‖ pⁿ)/2) = √(n·KL(P ‖ p)/2) ≤ √(n·χ²(P ‖ p)/2)
+
+(Pinsker's inequality; KL is additive over independent samples; and
+``KL ≤ log(1 + χ²) ≤ χ²`` by Jensen, ``χ² = Σ (P_i − p_i)²/p_i``). So below
+
+    n* = 2·a² / χ²(P ‖ p)        (``a = ADVANTAGE = 0.1``)
+
+samples no test gains more than a = 0.1 over guessing: :func:`samples_no_test_sees`
+(the KL form, ``2a²/KL``, is a little larger; both are reported). Beside it, the
+samples a level-10^-3 χ² test with power ½ needs (:func:`rslab.numerics.detect.samples_to_detect`)
+on four partitions of the tokens: the tokens, the vectors of 128 tokens (the core's
+blocks), 4,096 equal bins of consecutive tokens, and the 128 lanes (token id mod 128).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from rslab.numerics.detect import samples_to_detect
+
+ADVANTAGE = 0.1
+"""The advantage (power minus size) the bound's sample size keeps every test below."""
+VECTOR = 128
+EQUAL_BINS = 4096
+CELLS = ("tokens", "vectors", "bins", "lanes")
+
+
+def chi2(P, p) -> float:
+    """``Σ (P_i − p_i)²/p_i`` over the target's support (``inf`` if P puts mass off it)."""
+    P, p = np.asarray(P, np.float64), np.asarray(p, np.float64)
+    live = p > 0
+    if np.any(P[~live] > 0):
+        return float("inf")
+    return float(np.sum((P[live] - p[live]) ** 2 / p[live]))
+
+
+def kl(P, p) -> float:
+    """``Σ P_i ln(P_i/p_i)`` (``inf`` if P puts mass off the target's support)."""
+    P, p = np.asarray(P, np.float64), np.asarray(p, np.float64)
+    if np.any(P[p == 0] > 0):
+        return float("inf")
+    live = P > 0
+    return max(0.0, float(np.sum(P[live] * np.log(P[live] / p[live]))))
+
+
+def samples_no_test_sees(divergence: float, advantage: float = ADVANTAGE) -> float:
+    """``2a²/divergence`` (χ² or KL): below it no test's advantage exceeds ``a``."""
+    if not 0 < advantage < 1:
+        raise ValueError(f"advantage must lie in (0, 1), got {advantage!r}")
+    if not divergence >= 0:
+        raise ValueError(f"divergence must be non-negative, got {divergence!r}")
+    return float("inf") if divergence == 0 else 2 * advantage**2 / divergence
+
+
+def cells(vocab: int, partition: str) -> np.ndarray:
+    """Each token's cell under ``partition`` (one of ``CELLS``)."""
+    i = np.arange(vocab)
+    parts = {"tokens": lambda: i, "vectors": lambda: i // VECTOR,
+             "bins": lambda: i * min(EQUAL_BINS, vocab) // vocab, "lanes": lambda: i % VECTOR}
+    if partition not in parts:
+        raise ValueError(f"partition must be one of {CELLS}, got {partition!r}")
+    return parts[partition]()
+
+
+def cell_test(P, p, partition: str) -> dict:
+    """χ² of the cell masses and the samples a χ² test over those cells needs."""
+    c = cells(len(p), partition)
+    n = int(c.max()) + 1
+    Pc, pc = np.bincount(c, P, minlength=n), np.bincount(c, p, minlength=n)
+    lam = chi2(Pc, pc)
+    df = max(1, int(np.count_nonzero(pc)) - 1)
+    return {"chi2": lam, "detect": samples_to_detect(lam, df) if np.isfinite(lam) else 0.0}
+
+
+def figures(P, p) -> dict:
+    """The bound and the tests of one law against its target (plain floats)."""
+    c2, k = chi2(P, p), kl(P, p)
+    out = {"chi2": c2, "kl": k, "tv": 0.5 * float(np.abs(np.asarray(P) - p).sum()),
+           "bound_samples": samples_no_test_sees(c2), "bound_samples_kl": samples_no_test_sees(k)}
+    for part in CELLS:
+        t = cell_test(P, p, part)
+        out[f"chi2_{part}"], out[f"detect_{part}"] = t["chi2"], t["detect"]
+    return out

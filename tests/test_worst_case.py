@@ -1,0 +1,123 @@
+"""Exact laws of any row, the divergence bound, the adversarial families and the fixed-point
+draw's guarantee on random rows."""
+
+import numpy as np
+import pytest
+from fuzzing import examples
+from hypothesis import given
+from hypothesis import strategies as st
+
+from rslab.numerics import adversary, fixed_invcdf, invcdf, targets
+from rslab.numerics import divergence_bound as db
+from rslab.numerics.token_law import exact_token_probs, run_law
+
+V = 1024
+
+
+def test_exact_token_probs_of_each_draw_sum_to_one():
+    w = targets.peaked(0.01, V).row()
+    for method, noise in (("gumbel", "div8"), ("race", "scaled"), ("invcdf", "wide48"),
+                          ("fixed", "u96")):
+        P = exact_token_probs(w, method, noise)
+        assert P.shape == (V,) and abs(P.sum() - 1) < 1e-9 and np.all(P >= 0)
+
+
+def test_argmax_row_law_is_the_run_law():
+    t = targets.peaked(0.01, V)
+    P = exact_token_probs(t.row(), "gumbel", "div8")
+    law = run_law(t, "gumbel", "div8")
+    assert P[0] == law.first[0] and np.isclose(P[1:].sum(), law.total[1], rtol=1e-12)
+
+
+def test_argmax_law_of_a_permuted_row_is_permuted():
+    """Zero weights never win; a shuffled comb (two weights, 1,024 runs) is drawn as each
+    weight's tokens made adjacent: the law per weight is the same."""
+    i = np.arange(V)
+    comb = np.where(i % 2 == 0, 1, 2.0**-3).astype(np.float32)
+    comb[5] = 0
+    perm = np.random.default_rng(1).permutation(V)
+    P, Q = exact_token_probs(comb, "race", "scaled"), exact_token_probs(comb[perm], "race",
+                                                                       "scaled")
+    assert P[5] == 0 and Q[np.flatnonzero(perm == 5)[0]] == 0
+    for value in (1, 2.0**-3):
+        assert np.isclose(P[comb == value].sum(), Q[comb[perm] == value].sum(), rtol=1e-9)
+
+
+def test_inverse_cdf_laws_are_the_modules():
+    w = targets.peaked(1e-3, V).row()
+    assert np.array_equal(exact_token_probs(w, "invcdf", "u24"), invcdf.exact_law(w, "u24").probs)
+    assert np.array_equal(exact_token_probs(w, "fixed"), fixed_invcdf.exact_probs(w))
+
+
+@pytest.mark.parametrize("bad", [np.zeros(4, np.float32), np.float32([1, -1]),
+                                 np.float32([[1, 2]]), np.float64([1, 2]),
+                                 np.float32([1, np.inf])])
+def test_rows_are_checked(bad):
+    with pytest.raises(ValueError, match="weights must"):
+        exact_token_probs(bad, "invcdf")
+
+
+def test_an_argmax_law_needs_few_distinct_weights():
+    with pytest.raises(ValueError, match="distinct weights"):
+        exact_token_probs(np.arange(1, 400, dtype=np.float32), "gumbel")
+
+
+def test_the_bound_and_the_cells():
+    assert db.samples_no_test_sees(1e-12) == pytest.approx(2e10)
+    assert db.samples_no_test_sees(0.0) == float("inf")
+    with pytest.raises(ValueError, match="advantage"):
+        db.samples_no_test_sees(1.0, 1.5)
+    p = np.full(256, 1 / 256)
+    P = p.copy()
+    P[:128] *= 1.01
+    P[128:] *= 0.99
+    f = db.figures(P, p)
+    assert f["chi2"] == pytest.approx(1e-4) and f["chi2_vectors"] == pytest.approx(1e-4)
+    assert f["chi2_lanes"] == pytest.approx(0, abs=1e-20) and f["detect_lanes"] == float("inf")
+    assert f["kl"] <= np.log1p(f["chi2"]) and f["bound_samples_kl"] >= f["bound_samples"]
+
+
+def test_families_and_the_worst_row():
+    rows = adversary.family_rows(V)
+    assert len(rows) == 23 and all(w.dtype == np.float32 and w.size == V for w in rows.values())
+    picked = {k: rows[k] for k in ("peaked(tail=1e-06)", "comb(every 128)", "zipf(s=2.5)")}
+    worst = adversary.search([("invcdf", "u24"), ("fixed", "u96")], V, picked)
+    assert [w["draw"] for w in worst] == ["invcdf-u24", "fixed-u96"]
+    assert worst[1]["chi2"] <= fixed_invcdf.chi2_bound(V) < worst[0]["chi2"]
+
+
+def test_the_block_choice_is_the_cause():
+    """Exact sums with the same 24-bit block choice keep the bias; float32 sums with an exact
+    uniform do not."""
+    c = adversary.block_choice_cause(targets.peaked(0.1).row())
+    assert c["lattice_only"] == pytest.approx(c["draw"], rel=1e-6)
+    assert c["sums_only"] < 0.2 * c["draw"]
+
+
+def test_weights_error_is_apart_from_the_draw():
+    e = adversary.weights_error(V, (4.0,))
+    assert 0 < e[0]["chi2"] < 1e-10
+
+
+_ROW = st.tuples(st.integers(1, 700), st.integers(0, 2**32 - 1), st.floats(0.5, 40),
+                 st.sampled_from([1.0, 2.0**-100, 2.0**60]), st.floats(0, 0.9))
+
+
+@examples("numerics")
+@given(case=_ROW)
+def test_fixed_draw_meets_its_bound_on_random_rows(case):
+    v, seed, power, scale, zeros = case
+    rng = np.random.default_rng(seed)
+    w = (rng.random(v) ** power * scale).astype(np.float32)
+    w[rng.random(v) < zeros] = 0
+    if not w.max() > 0:
+        w[rng.integers(v)] = np.float32(scale)
+    P = exact_token_probs(w, "fixed")
+    assert db.chi2(P, adversary.target_of(w)) <= fixed_invcdf.chi2_bound(v) * (1 + 1e-6)
+    assert fixed_invcdf.exact_chi2(w) <= fixed_invcdf.chi2_bound(v)
+
+
+@pytest.mark.heavy
+def test_fixed_draw_meets_its_bound_on_every_family_at_the_notes_vocabulary():
+    for name, w in adversary.family_rows().items():
+        assert fixed_invcdf.exact_chi2(w) <= fixed_invcdf.GUARANTEE, name
