@@ -99,3 +99,35 @@ def divisor_control():
     """The divisor k: 1 to 32 in steps of 0.5 live; powers of two precomputed."""
     return float_control("k", 1.0, 32.0, step=0.5, frames=(1, 2, 4, 8, 16, 32), value=8,
                          label="divisor k")
+
+
+def tail_reach(top: int = 4096) -> dict:
+    """How far the scaled pipeline's upper tail reaches on the lattice: its largest g against
+    the lattice's own (the precise pipeline's), and how many distinct g the ``top`` largest
+    lattice uniforms give in each (``top`` distinct values when no mass is merged)."""
+    u = all_uniforms()[-top:]
+    g_scaled = get_noise("scaled")(u)
+    g_precise = get_noise("precise")(u)
+    return {"top": top, "g_max": float(g_scaled.max()), "g_max_lattice": float(g_precise.max()),
+            "distinct": int(np.unique(g_scaled).size),
+            "distinct_lattice": int(np.unique(g_precise).size)}
+
+
+def largest_log_error(lo: float = 0.5, hi: float = 2.0, log2: FastLog2 = DEFAULT_FASTLOG2) -> dict:
+    """The largest absolute error of ``log2`` over every float32 in ``[lo, hi)``, where it is,
+    and whether it lies in the band ``|log2 x| < 2τ`` that ``error_bound()`` leaves out."""
+    bits = np.arange(np.float32(lo).view(np.uint32), np.float32(hi).view(np.uint32),
+                     dtype=np.uint32)
+    x = bits.view(np.float32)
+    err = np.abs(log2(x).astype(np.float64) - np.log2(x.astype(np.float64)))
+    i = int(np.argmax(err))
+    bound = log2.error_bound()
+    return {"error": float(err[i]), "x": float(x[i]), "bound": bound,
+            "ratio": float(err[i]) / bound, "excluded": 2 * log2.zero_threshold,
+            "in_excluded": bool(abs(np.log2(np.float64(x[i]))) < 2 * log2.zero_threshold)}
+
+
+def atom_mass_estimate(k: float, log2: FastLog2 = DEFAULT_FASTLOG2) -> float:
+    """The Div-k atom's mass from the ideal law of t: density ``ln 2 · 2^-k`` at ``t = k``
+    times the plateau's width in t, ``k · 2τ ln 2``."""
+    return float(np.log(2) ** 2 * 2.0**-k * k * 2 * log2.zero_threshold)

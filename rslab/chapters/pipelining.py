@@ -130,3 +130,11 @@ def loop_bounds(vocab: int = 1024) -> list[dict]:
                          "res_mii": free.bounds.res_mii, "rec_mii": free.bounds.rec_mii,
                          "per_iteration": code.per_iteration, "unlimited_ii": free.ii})
     return rows
+
+
+def recurrence_bound(rows) -> dict:
+    """From :func:`loop_bounds`' rows: the loops whose recurrence binds (RecMII > ResMII), and
+    the largest RecMII / ResMII among the loops that do a Gumbel draw's work per vector."""
+    bound = [r["loop"] for r in rows if r["rec_mii"] > r["res_mii"]]
+    work = [r for r in rows if "Gumbel" in r["loop"] or r["loop"].startswith("sampler")]
+    return {"loops": bound, "work_ratio": max(r["rec_mii"] / r["res_mii"] for r in work)}

@@ -1,0 +1,83 @@
+"""The review's findings on the pipelining, Div8, Div14 and results chapters, one test each:
+the figure each chapter's corrected sentence rests on, computed by its chapter module."""
+
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from rslab.chapters import div8, div14, pipelining
+from rslab.numerics import separation
+from rslab.numerics.fastlog import DEFAULT_FASTLOG2 as FL
+
+
+def test_powers_of_two_differ_away_from_the_plateaus_through_the_logs_rounding():
+    for a, b in ((8.0, 16.0), (4.0, 8.0)):
+        d = div14.power_of_two_differences(a, b)
+        assert d["far"] > 0.9 * d["differ"] > 0
+        assert d["far_by_log_rounding"] == d["far"]
+    with pytest.raises(ValueError, match="power of two"):
+        div14.power_of_two_differences(8.0, 14.0)
+
+
+def test_the_scaled_tail_stops_short_of_the_lattice_and_merges_its_top():
+    r = div8.tail_reach()
+    assert r["g_max"] < r["g_max_lattice"] - 5
+    assert r["distinct"] < r["top"] // 2 and r["distinct_lattice"] == r["top"]
+
+
+def test_integer_divisors_rank_div9_before_div14_before_div7():
+    ranked = div14.integer_ranking(divisors=(7.0, 9.0, 14.0))
+    assert [r["name"] for r in ranked] == ["div9", "div14", "div7"]
+    assert ranked[0]["expected_chi2"] == pytest.approx(63 + 1e9 * ranked[0]["lam"])
+
+
+def _row(name, lam, chi2_per_seed, mean_ks, seeds=3):
+    return {"name": name, "lam": lam, "chi2": float(np.mean(chi2_per_seed)),
+            "chi2_per_seed": list(chi2_per_seed), "mean_ks": mean_ks, "seeds": seeds}
+
+
+def test_the_selection_report_says_what_the_sample_does_not_separate():
+    n = 10**8
+    null = separation.ks_null_mean(n)
+    finals = [_row("div14", 6.6e-7, [130, 128, 133], null),
+              _row("div8", 7.9e-7, [140, 131, 128], 3 * null)]
+    screening = finals + [_row("div9", 6.0e-7, [127, 129, 131], 1.05 * null)]
+    result = SimpleNamespace(config=SimpleNamespace(samples_per_seed=n), finals=finals,
+                             screening=screening)
+    rep = div14.selection_report(result)
+    ks = {r["name"]: r for r in rep["ks"]}
+    assert ks["div14"]["p"] > 0.5 and ks["div8"]["p"] < 1e-6
+    assert not rep["chi2"][0]["resolved"] and rep["chi2"][0]["inside_each_other"]
+    assert [d["name"] for d in rep["dropped"]] == ["div9"]
+
+
+def test_separation_resolves_a_large_paired_difference_and_rejects_bad_input():
+    assert separation.paired_p([100, 110, 105, 98], [200, 212, 207, 199]) < 1e-3
+    lo, hi = separation.chi2_band(715.8)
+    assert lo < 700 < 730 < hi
+    with pytest.raises(ValueError, match="same length"):
+        separation.paired_p([1.0], [2.0])
+    with pytest.raises(ValueError, match="seeds"):
+        separation.ks_against_null(1e-4, 10**8, 0)
+
+
+def test_the_largest_log_error_on_half_to_two_is_in_the_band_the_bound_leaves_out():
+    e = div8.largest_log_error()
+    assert e["in_excluded"] and e["ratio"] > 100 and e["error"] > FL.zero_threshold * 0.9
+
+
+def test_the_div8_atom_mass_formula_carries_ln2_squared():
+    hits = div8.plateau_hits(FL, 8, stride=4)[0]
+    assert div8.atom_mass_estimate(8) == pytest.approx(hits, rel=0.02)
+    assert div8.atom_mass_estimate(8) / np.log(2) == pytest.approx(hits / np.log(2), rel=0.02)
+    assert abs(div8.atom_mass_estimate(8) / np.log(2) - hits) > 0.3 * hits
+
+
+def test_the_recurrence_bound_list_names_the_bare_max_argmax_too():
+    rows = pipelining.loop_bounds()
+    rec = pipelining.recurrence_bound(rows)
+    assert "study: argmax (max)" in rec["loops"] and "study: argmax (select)" in rec["loops"]
+    assert rec["work_ratio"] < 1
+    by = {r["loop"]: r for r in rows}
+    assert by["study: argmax (max)"]["rec_mii"] < by["study: argmax (select)"]["rec_mii"]
