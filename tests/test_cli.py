@@ -58,6 +58,9 @@ def test_bench_prints_the_kernel_table_and_stable_json():
                 assert {"achieved", "bound_cycles", "binding", "ratio"} <= set(f)
         assert r["optimized_floor"]["sumexp"]["bound_cycles"] > 0
         assert r["optimized_floor"]["sumexp"]["ratio"] >= 1
+        dma, task = r["optimized_dma"], r["optimized_task_bound"]
+        assert dma["engine_cycles"] <= r["optimized_bound_cycles"] <= r["optimized_cycles"]
+        assert task["bytes"] <= dma["bytes"] and task["bound_cycles"] <= r["optimized_cycles"]
     assert [a["baseline"] for a in out["scenarios"][0]["also_against"]] == \
         ["first translation, halves paired"]
     assert {"sumexp", "residual_gumbel"} <= set(out["loops"])
@@ -86,6 +89,8 @@ def test_bench_draws_prints_every_draw_and_checks_tokens():
                             for name in ("all-accept", "first-reject")}
     for (_, name), r in sampler.items():
         assert r["tokens_match_reference"] and r["bound_cycles"] <= r["cycles"]
+        assert r["dma_engine_cycles"] <= r["bound_cycles"]
+        assert r["task_bound_cycles"] <= r["cycles"] and r["task_ratio"] >= 1
         div8 = sampler[("gumbel-div8", name)]["cycles"]
         assert r["vs_div8"] == round(div8 / r["cycles"], 3)
         assert r["speedup"] == round(r["baseline_cycles"] / r["cycles"], 3)

@@ -1,5 +1,6 @@
 """The floor of a run: hand-made programs whose floor is known, and the sampler's phases."""
 
+import numpy as np
 import pytest
 
 from rslab.fixtures import all_accept_inputs, first_reject_inputs
@@ -12,7 +13,7 @@ from rslab.kernels.sampler.plans import (
 )
 from rslab.kernels.sampler.run import run_sampler
 from rslab.machine import MachineConfig, assemble, simulate
-from rslab.machine.floor import part_floor, resource_floor, run_parts
+from rslab.machine.floor import dma_replay, part_floor, resource_floor, run_parts
 
 SLOTS = MachineConfig().slots
 
@@ -53,6 +54,20 @@ def test_a_bundle_reads_its_registers_before_it_writes_them():
     assert part.latency == 1
 
 
+def test_the_work_after_a_wait_starts_when_its_transfer_is_done():
+    """12,800 bytes: 100 cycles on the engine and its latency of 200, then five bundles of
+    independent adds: the replay's floor is at least the transfer and at most the run."""
+    text = ("sli s1, 0\nsli s2, 0\nsli s3, 12800\ndma s1, s2, s3, 1\nra:\ndmawait 1\n"
+            + "".join(f"vadd.f32 v{10 + i}, v1, v2\n" for i in range(10)) + "halt\n")
+    run = simulate(assemble(text), hbm={0: np.zeros(3200, np.uint32)}, trace=True)
+    parts = run_parts(run.trace, r"^(r\w+)$", default="start")
+    floors = [part_floor(p, SLOTS, lambda pc: 0)[0] for p in parts]
+    replay = dma_replay(run.trace, parts, floors, SLOTS)
+    assert (replay["bytes"], replay["transfers"], replay["engine_cycles"]) == (12800, 1, 300)
+    assert 300 + 5 - 1 <= replay["cycles"] <= run.cycles
+    assert sum(floors) < 300  # the work alone would have been a floor far below the run
+
+
 @pytest.mark.parametrize("path", ["fast", "exact"])
 def test_every_phase_takes_at_least_its_floor(path):
     """Achieved ≥ floor in every compute phase, for the baselines and the optimised plan;
@@ -68,6 +83,10 @@ def test_every_phase_takes_at_least_its_floor(path):
                     assert f["achieved"] >= f["bound_cycles"], (name, plan.name, phase, f)
             total = total_floor(run.floors)
             assert total["achieved"] == run.cycles
+            dma = run.floors["dma_wait"]
+            assert dma["engine_cycles"] <= total["bound_cycles"] <= run.cycles, (name, plan.name)
+            assert run.task["bound_cycles"] <= run.cycles
+            assert run.task["bytes"] <= dma["bytes"]  # the task's bytes, the program's own
         opt = run_sampler(inputs, path, OPTIMISED, compare=False).floors
         serial = run_sampler(inputs, path, ALL_ACCEPT_BASELINE, compare=False).floors
         assert opt["sumexp"]["ratio"] < 1.2 < serial["sumexp"]["ratio"]

@@ -22,7 +22,8 @@ from rslab.kernels.studies.draw_loops import KINDS
 from rslab.kernels.studies.draw_table import ROW_DRAWS, loop_figures, row_runs
 from rslab.viz import tables
 
-SAMPLER_KEYS = ("draw", "name", "cycles", "bound_cycles", "ratio", "vs_div8", "baseline",
+SAMPLER_KEYS = ("draw", "name", "cycles", "bound_cycles", "ratio", "dma_wait",
+                "task_bound_cycles", "task_binding", "task_ratio", "vs_div8", "baseline",
                 "baseline_cycles", "speedup", "tokens_match_reference")
 
 
@@ -53,8 +54,10 @@ def draws_text(out: dict) -> str:
         "Draw loops (cycles per packed vector of 256 tokens):\n" + tables.markdown_table(loops),
         f"Whole rows at V = {d['vocab']:,} (Div8 = gumbel-div8):\n" + tables.markdown_table(rows),
         f"The whole sampler (optimised, Fast path) at the note's test points, V = "
-        f"{d['vocab']:,}: cycles against the floor (bound_cycles), the Div8 sampler and the "
-        "test point's baseline (the note's sampler, Gumbel-max Div8):\n"
+        f"{d['vocab']:,}: cycles against the floor of the program's own work and transfers "
+        "(bound_cycles), the bound of the task (task_bound_cycles: bytes that must move, the "
+        "draw's per-element SFU ops), the Div8 sampler and the test point's baseline (the "
+        "note's sampler, Gumbel-max Div8):\n"
         + tables.markdown_table(sampler),
         f"All tokens equal the reference's: {d['all_tokens_match']}; rows {d['row_seconds']} s, "
         f"whole samplers {d['sampler_seconds']} s."])

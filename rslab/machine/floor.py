@@ -15,9 +15,18 @@ the larger of
   recurrence its caller states (passes × cycles per pass, e.g. iterations × RecMII of
   the loop's body, :func:`rslab.schedule.analyse`).
 
-Dependences through memory and the cost of DMA waits are left out (a floor must not
-overstate), so a part's floor is a lower bound on the cycles it took: a ratio of
-achieved to floor near 1 says the part runs at what the machine allows for that work.
+Dependences through memory are left out (a floor must not overstate), so a part's
+floor is a lower bound on the cycles it took: a ratio of achieved to floor near 1 says
+the part runs at what the machine allows for that work.
+
+**The DMA engine** (:func:`dma_replay`): the run's parts replayed in issue order, each at
+its floor, with the engine as the simulator models it (transfers serialised, each
+``bytes / dma_bytes_per_cycle`` cycles, done ``dma_latency`` later): a transfer starts no
+sooner than the floor of the work before its issue and the end of the one before it; the
+bundles from a ``dmawait`` to the end of their part start no sooner than its transfers are
+done; the run ends no sooner than its last transfer. Each step takes a lower bound to a
+lower bound, so the replay's end is a floor of the whole run: of *the program's own* work
+and transfers (another program, with other transfers or other work, has another floor).
 """
 
 from __future__ import annotations
@@ -71,6 +80,19 @@ def part_floor(part: Part, slots, recurrence) -> tuple[int, str]:
     return (lat, what) if lat > res else (res, unit)
 
 
+def _bundle_usage(trace) -> list:
+    """Per pc, (unit, cycles booked) of its bundle (an SFU push books 1 + hold cycles)."""
+    hold = 1 + trace.run.config.sfu_hold
+    out = []
+    for info in trace.op_infos:
+        busy = {}
+        for op in info:
+            if op.slot is not None:
+                busy[op.slot] = busy.get(op.slot, 0) + (hold if op.slot == "sfu" else 1)
+        out.append(list(busy.items()))
+    return out + [[]]
+
+
 class _Cutter:
     """One pass over a trace's records: the parts, their usage and segment critical paths."""
 
@@ -89,15 +111,7 @@ class _Cutter:
                 for body in range(pc + 1, e.end):
                     if self.loop_of[body] is None:
                         self.loop_of[body] = pc
-        self.busy = [list(self._busy(info).items()) for info in trace.op_infos] + [[]]
-
-    def _busy(self, info) -> dict:
-        hold = 1 + self.config.sfu_hold
-        out = {}
-        for op in info:
-            if op.slot is not None:
-                out[op.slot] = out.get(op.slot, 0) + (hold if op.slot == "sfu" else 1)
-        return out
+        self.busy = _bundle_usage(trace)
 
     def cut(self) -> list[Part]:
         records = self.trace.issue_records
@@ -149,3 +163,62 @@ def run_parts(trace, pattern, *, default: str = "") -> list[Part]:
     """The parts of a traced run, each in the region its first bundle's label names
     (``pattern`` as in :meth:`rslab.machine.trace.Trace.cycles_by_label`)."""
     return _Cutter(trace, pattern, default).cut()
+
+
+def _dma_waits(program) -> dict:
+    """pc -> the tag its bundle's ``dmawait`` waits for (−1: all)."""
+    out = {}
+    for pc, e in enumerate(program.entries):
+        for op in e.ops if e.kind == "bundle" else ():
+            if op.name == "dmawait":
+                out[pc] = op.operands[0][1] if op.operands and op.operands[0] else -1
+    return out
+
+
+def _dma_issues(trace) -> dict:
+    """(pc, issue cycle) -> the (bytes, tag) of each DMA its bundle started, in order."""
+    out: dict = {}
+    for pc, t, _start, _done, n, tag in trace.dma_events:
+        out.setdefault((pc, t), []).append((n, tag))
+    return out
+
+
+def dma_replay(trace, parts, floors, slots) -> dict:
+    """The floor of the whole run with its transfers (see the module docstring) from its
+    ``parts`` and their ``floors`` (cycles): ``cycles`` (the replay's end), ``engine_cycles``
+    (the engine alone: latency plus every transfer's cycles), ``bytes`` and ``transfers``."""
+    cfg = trace.run.config
+    records, busy = trace.issue_records, _bundle_usage(trace)
+    waits, issues = _dma_waits(trace.run.program), _dma_issues(trace)
+    free, done_by_tag, last_done, t_lb = 0, {}, 0, 0
+    total_bytes = count = 0
+    for part, floor in zip(parts, floors, strict=True):
+        start = cursor = t_lb
+        end = start + floor
+        recs = records[part.first:part.last + 1]
+        for i, (t, pc, _stall, _cause, _iters) in enumerate(recs):
+            tag = waits.get(pc)
+            if tag is not None:
+                done = last_done if tag < 0 else done_by_tag.get(tag, 0)
+                if done > cursor:
+                    cursor = done
+                    end = max(end, done + _suffix_floor(recs[i:], busy, slots) - 1)
+            for n, dma_tag in issues.get((pc, t), ()):
+                begin = max(cursor, free)
+                free = begin + -(-n // cfg.dma_bytes_per_cycle)
+                done_by_tag[dma_tag] = max(done_by_tag.get(dma_tag, 0), free + cfg.dma_latency)
+                last_done = max(last_done, free + cfg.dma_latency)
+                total_bytes, count = total_bytes + n, count + 1
+        t_lb = end
+    engine = sum(-(-n // cfg.dma_bytes_per_cycle) for *_, n, _tag in trace.dma_events)
+    return {"cycles": max(t_lb, last_done), "engine_cycles": engine + cfg.dma_latency * bool(count),
+            "bytes": total_bytes, "transfers": count}
+
+
+def _suffix_floor(records, busy, slots) -> int:
+    """The resource floor of the bundles of ``records`` (issued in order)."""
+    usage: dict = {}
+    for _t, pc, *_ in records:
+        for unit, n in busy[min(pc, len(busy) - 1)]:
+            usage[unit] = usage.get(unit, 0) + n
+    return max(1, resource_floor(usage, slots)[0])

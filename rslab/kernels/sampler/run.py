@@ -18,7 +18,7 @@ import numpy as np
 from tqdm import tqdm
 
 from rslab.kernels.sampler.draws import sampler_draw
-from rslab.kernels.sampler.floor import phase_floors
+from rslab.kernels.sampler.floor import phase_floors, task_bound
 from rslab.kernels.sampler.layout import SamplerLayout
 from rslab.kernels.sampler.plans import OPTIMISED, KernelPlan, optimisation_steps
 from rslab.kernels.sampler.program import PHASES, BuiltKernel, build_kernel
@@ -47,6 +47,7 @@ class SamplerRun:
     loops: dict = field(default_factory=dict)
     bundles: int = 0
     floors: dict = field(default_factory=dict)  # phase -> achieved, bound_cycles, binding, ratio
+    task: dict = field(default_factory=dict)  # the task's bound (floor.task_bound)
 
     @property
     def tokens(self) -> np.ndarray:
@@ -144,7 +145,8 @@ def run_sampler(inputs, path: str = "fast", plan: KernelPlan = OPTIMISED, *, see
     return SamplerRun(kernel, run.cycles, dict(run.stalls), phases, outputs,
                       ref.tokens.astype(np.int32), ref.num_accepted.astype(np.int32), checks,
                       _loop_figures(run, kernel), run.bundles,
-                      phase_floors(run, kernel, phases))
+                      phase_floors(run, kernel, phases),
+                      task_bound(run, layout, ref.num_accepted))
 
 
 def run_steps(inputs, path: str = "fast", *, seed: int = 0, progress: bool = True,

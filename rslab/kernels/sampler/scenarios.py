@@ -38,6 +38,14 @@ def floor_out(run: SamplerRun) -> dict:
     return {key: dict(run.floors[name]) for key, name in PHASE_OUT.items()}
 
 
+def dma_out(run: SamplerRun) -> dict:
+    """The program's own transfers: ``bytes``, ``transfers``, ``engine_cycles`` (the engine
+    alone), and the floor's DMA term (``wait_floor``) beside the cycles waited."""
+    f = run.floors["dma_wait"]
+    return {"bytes": f["bytes"], "transfers": f["transfers"], "engine_cycles": f["engine_cycles"],
+            "wait_floor": f["bound_cycles"], "waited": f["achieved"]}
+
+
 def scenario_row(name: str, vocab: int, path: str, base: SamplerRun, opt: SamplerRun,
                  others=()) -> dict:
     """One row of the table (the stable keys of ``bench --json`` first); ``others``: runs of
@@ -56,6 +64,7 @@ def scenario_row(name: str, vocab: int, path: str, base: SamplerRun, opt: Sample
         "baseline_floor": floor_out(base), "optimized_floor": floor_out(opt),
         "also_against": [{"baseline": o.kernel.plan.name, "cycles": int(o.cycles),
                           "speedup": round(o.cycles / opt.cycles, 3)} for o in others],
+        "optimized_dma": dma_out(opt), "optimized_task_bound": dict(opt.task),
         "float_outputs_compared": opt.floats_compared,
         "float_outputs_differing": opt.floats_differing,
         "largest_float_difference": opt.largest_float_difference,
@@ -108,13 +117,19 @@ def _check_vocab(vocab):
 
 
 def draw_row(name: str, draw, run: SamplerRun, div8: int, base: SamplerRun | None) -> dict:
-    """One draw at one test point: cycles, floor, the DMA wait, against Div8 and against the
+    """One draw at one test point: cycles, floor (of the program's own work and transfers),
+    the DMA wait, the program's DMA bytes and engine cycles, the task's bound
+    (:func:`rslab.kernels.sampler.floor.task_bound`), against Div8 and against the
     baseline (None: not run), and the figures of its bonus and residual loops."""
     total = total_floor(run.floors)
     row = {"draw": variant_name(*draw), "name": name, "cycles": int(run.cycles),
            "bound_cycles": total["bound_cycles"], "ratio": total["ratio"],
            "dma_wait": int(run.phases["dma_wait"]), "vs_div8": round(div8 / run.cycles, 3),
            "baseline": None, "baseline_cycles": None, "speedup": None,
+           "dma_bytes": run.floors["dma_wait"]["bytes"],
+           "dma_engine_cycles": run.floors["dma_wait"]["engine_cycles"],
+           "task_bound_cycles": run.task["bound_cycles"], "task_binding": run.task["binding"],
+           "task_ratio": round(run.cycles / run.task["bound_cycles"], 3),
            "phases": phases_out(run), "tokens_match_reference": bool(run.tokens_match),
            "loops": {kind: loop_row(run.loops[f"loop_{kind}"]) for kind in ("bonus", "residual")}}
     if base is not None:
