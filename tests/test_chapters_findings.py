@@ -81,3 +81,33 @@ def test_the_recurrence_bound_list_names_the_bare_max_argmax_too():
     assert rec["work_ratio"] < 1
     by = {r["loop"]: r for r in rows}
     assert by["study: argmax (max)"]["rec_mii"] < by["study: argmax (select)"]["rec_mii"]
+
+
+def test_the_divisor_figure_axes_fit_both_ends_of_its_slider():
+    (x0, x1), (y0, y1) = div8.PROFILE_LIMITS
+    for k in (1.0, div8.K_MAX):
+        d = div8.divisor_error_profile(k)
+        worst = d["worst"][d["worst"] > 0]
+        assert x0 <= d["t"][0] and d["plateau"][1] <= x1
+        assert y0 <= worst.min() and worst.max() <= y1
+
+
+def test_the_pipelining_sliders_limits_cover_every_value_of_their_range():
+    lims = pipelining.valu_ylims((1, 2, 4))
+    top = pipelining.valu_points(pipelining.VALU_RANGE[1], (1, 2, 4))
+    assert max(p["measured_ii"] for p in top) < lims[0][1]
+    hold = pipelining.hold_ylims((7, 20))
+    blind = pipelining.hold_points(pipelining.HOLD_RANGE[1], (7, 20), plan_hold=0)
+    assert max(p["stalls_per_iter"] for p in blind) < hold[1][1]
+
+
+def test_a_run_below_another_programs_floor_is_named():
+    from rslab.chapters import results
+
+    rows = [{"draw": "gumbel-div8", "name": "all-accept", "cycles": 300, "bound_cycles": 200,
+             "ratio": 1.5, "task_bound_cycles": 50, "task_binding": "dma", "task_ratio": 6.0},
+            {"draw": "invcdf-wide48", "name": "all-accept", "cycles": 150, "bound_cycles": 120,
+             "ratio": 1.25, "task_bound_cycles": 50, "task_binding": "dma", "task_ratio": 3.0}]
+    assert results.below_other_floor(rows) == ["invcdf-wide48 at all-accept (150 cycles "
+                                               "against 200)"]
+    assert results.task_rows(rows)[1]["task bound"] == "50 (dma)"

@@ -131,3 +131,12 @@ def selection_report(result) -> dict:
                if r["name"] not in finalists and r["lam"] < winner["lam"]]
     return {"ks": ks, "chi2": chi, "dropped": dropped, "winner": winner["name"],
             "screened": len(result.screening)}
+
+
+def design_row(result, log2=DEFAULT_FASTLOG2) -> dict:
+    """The row of a sweep's ``best`` for the design whose swept knobs are ``log2``'s."""
+    names = [n for n, _ in result.config.axes]
+    for r in result.best:
+        if all(r[n] == getattr(log2, n) for n in names):
+            return r
+    raise ValueError("the sweep has no design with these knobs")

@@ -106,3 +106,22 @@ def valu_ops_per_vector(plan, path: str, kind: str = "bonus") -> float:
                       else "offsets", argmax=plan.argmax,
                       hoisted=["v0"] * 4 if path == "exact" and plan.hoist_philox else None)
     return sum(slot_of(op.opcode) == "valu" for op in body) / (2 * u)
+
+
+def task_rows(beyond) -> list[dict]:
+    """Per test point and draw (rows of :func:`beyond_rows`): cycles, the floor of the
+    program's own work, the task's bound (what any program of that draw must spend) and what
+    binds it, and cycles over each."""
+    return [{"test point": r["name"], "draw": r["draw"], "cycles": f"{r['cycles']:,}",
+             "floor (this program's work)": f"{r['bound_cycles']:,}",
+             "cycles / floor": f"{r['ratio']:.2f}",
+             "task bound": f"{r['task_bound_cycles']:,} ({r['task_binding']})",
+             "cycles / task bound": f"{r['task_ratio']:.2f}"} for r in beyond]
+
+
+def below_other_floor(beyond) -> list[str]:
+    """The runs of :func:`beyond_rows` that take fewer cycles than the Div8 sampler's floor at
+    the same test point: a floor bounds its own program, not the machine."""
+    floor = {r["name"]: r["bound_cycles"] for r in beyond if r["draw"] == "gumbel-div8"}
+    return [f"{r['draw']} at {r['name']} ({r['cycles']:,} cycles against {floor[r['name']]:,})"
+            for r in beyond if r["draw"] != "gumbel-div8" and r["cycles"] < floor[r["name"]]]
