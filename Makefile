@@ -1,7 +1,9 @@
 # rslab: build the book, run the tests, open the chapters, run the benchmarks.
 #   make book   the book at RSLAB_SCALE=book (default), executing every page
 #   make test   ruff + pytest + the book at quick (every page executed) + the browser tests
-#   make lab    Jupyter Lab on book/, chapters open as notebooks (the package's book extra)
+#   make book-student  the same book without the solutions (_build/student/_build/html)
+#   make lab    Jupyter Lab on book/, chapters open as notebooks, read-only to disk, at quick
+#               scale (installs only the package and its book extra, not the test stack)
 #   make fuzz   the property tests' long profile (many thousands of random inputs)
 #   make sweep-full  the full design-space sweep on Dask (rslab sweep --scale full)
 PYTHON ?= python3
@@ -12,9 +14,9 @@ RSLAB_SCALE ?= book
 CHROMIUM := /usr/bin/chromium
 # JupyterLab reads settings overrides from <prefix>/share/jupyter/lab/settings: the venv's own.
 LAB_SETTINGS := $(VENV)/share/jupyter/lab/settings/overrides.json
-BOOK_EXTRA := $(VENV)/.book-extra
+READER := $(VENV)/.reader-installed
 
-.PHONY: all venv book test lint pytest book-quick browser-test chromium web-assets lab lab-settings \
+.PHONY: all venv book book-student test lint pytest book-quick browser-test chromium web-assets lab lab-settings \
         lab-screenshot live-test bench fuzz sweep-full test-heavy test-pages clean
 
 all: test
@@ -35,6 +37,11 @@ web-assets:
 
 book: $(STAMP) web-assets
 	RSLAB_SCALE=$(RSLAB_SCALE) $(BIN)/python -m rslab.bookbuild --strict
+
+# What an instructor hands to students: every page, every exercise, no solution (neither in
+# the HTML nor in the .ipynb/.md downloads).
+book-student: $(STAMP) web-assets
+	RSLAB_SCALE=$(RSLAB_SCALE) $(BIN)/python -m rslab.bookbuild --strict --student
 
 lint: $(STAMP)
 	$(BIN)/ruff check rslab tests _ext
@@ -63,19 +70,24 @@ browser-test: $(STAMP) chromium lab-settings
 
 test: lint pytest book-quick browser-test
 
-# The package's `book` extra (what a notebook reader needs), and jupytext's notebook view as
-# the default viewer of .md files in this venv's JupyterLab (never in the user's home).
-$(BOOK_EXTRA): $(STAMP)
-	$(BIN)/python -m pip install --quiet -e '.[book]'
-	touch $(BOOK_EXTRA)
+# A reader's install: the package and its `book` extra (what a notebook reader needs) at the
+# lock's versions (requirements.txt as constraints), not the test stack; and jupytext's
+# notebook view as the default viewer of .md files in this venv's JupyterLab (never in the
+# user's home).
+$(READER): requirements.txt pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -c requirements.txt -e '.[book]'
+	touch $(READER)
 
-$(LAB_SETTINGS): $(BOOK_EXTRA)
+$(LAB_SETTINGS): $(READER)
 	$(BIN)/jupytext-config --settings-file $(LAB_SETTINGS) set-default-viewer markdown myst
 
 lab-settings: $(LAB_SETTINGS)
 
+# rslab.lab: the chapters read-only to disk, RSLAB_SCALE=quick unless set, --allow-root as root.
 lab: lab-settings
-	$(BIN)/jupyter lab book/
+	$(BIN)/python -m rslab.lab book
 
 # The live-notebook test alone (make test runs it with the rest of the browser stage).
 live-test: lab-settings chromium

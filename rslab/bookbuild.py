@@ -2,7 +2,9 @@
 how long each page took to execute: MyST-NB's execution data, which the book's
 Sphinx extension (``_ext/rslab_book.py``) writes to ``_build/execution.json``.
 
-``python -m rslab.bookbuild [--strict] [--path DIR]``. First fetches the pages'
+``python -m rslab.bookbuild [--strict] [--student] [--path DIR]``. ``--student`` builds
+the students' book, the same pages without their solutions (``RSLAB_STUDENT=1``, read by
+the extension), into ``_build/student/_build/html``. First fetches the pages'
 JavaScript (``tools/fetch_web_assets.sh``, a no-op once fetched) so the book works
 offline. Exit status is the build's: a page that fails to execute, or any Sphinx
 warning, fails it; so does a built page that loads a script or style sheet from
@@ -11,6 +13,7 @@ another host.
 
 import argparse
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -57,25 +60,32 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m rslab.bookbuild", description=__doc__)
     parser.add_argument("--path", default=".", help="book root (default: .)")
     parser.add_argument("--strict", action="store_true", help="-W -n --keep-going")
+    parser.add_argument("--student", action="store_true",
+                        help="the students' book: no solutions (_build/student)")
     args = parser.parse_args(argv)
+    out = Path(args.path) / "_build" / "student" if args.student else Path(args.path)
     if fetch_web_assets(Path(args.path)) != 0:
         print("could not fetch the book's JavaScript (tools/fetch_web_assets.sh)", file=sys.stderr)
         return 1
     for stale in ("html", "jupyter_execute", "screenshots"):  # pages of removed chapters
-        shutil.rmtree(Path(args.path) / "_build" / stale, ignore_errors=True)
-    (Path(args.path) / EXECUTION_DATA).unlink(missing_ok=True)
+        shutil.rmtree(out / "_build" / stale, ignore_errors=True)
+    (out / EXECUTION_DATA).unlink(missing_ok=True)
     cmd = [str(Path(sys.executable).with_name("jupyter-book")), "build", args.path, "--all"]
     if args.strict:
         cmd += ["-W", "-n", "--keep-going"]
+    env = dict(os.environ)
+    if args.student:
+        cmd += ["--path-output", str(out)]
+        env["RSLAB_STUDENT"] = "1"
     start = time.perf_counter()
-    rc = subprocess.call(cmd)
+    rc = subprocess.call(cmd, env=env)
     total = time.perf_counter() - start
-    times = page_times(Path(args.path))
+    times = page_times(out)
     print("\nPage execution times (MyST-NB's execution data):")
     for page, seconds, ok in times:
         print(f"  {seconds:8.1f} s  {page}" + ("" if ok else "  (failed)"))
     print(f"  {sum(s for _, s, _ in times):8.1f} s  all pages; whole build {total:.1f} s")
-    html_dir = Path(args.path) / "_build" / "html"
+    html_dir = out / "_build" / "html"
     if rc == 0 and not (html_dir / "index.html").exists():
         print("build reported success but _build/html/index.html is missing", file=sys.stderr)
         return 1

@@ -1,6 +1,7 @@
 """Execute book pages (MyST Markdown notebooks) the way the book build does."""
 
 import base64
+import json
 import re
 from pathlib import Path
 
@@ -69,14 +70,24 @@ def numpy_glues(nb: nbformat.NotebookNode) -> list[tuple[str, str]]:
     return found
 
 
+CLAIMS_CELL = ("import json as _json\nfrom rslab.chapters.claims import checked as _checked\n"
+               "print(_json.dumps(_checked()))")
+"""Appended to a page by ``execute_page``: prints the claims the page checked."""
+
+
 def execute_page(path: Path, timeout: int = 900) -> nbformat.NotebookNode:
-    """Run every cell of a page in a fresh kernel; raise ``CellExecutionError`` on failure,
-    and ``ValueError`` if a slider figure shows the same picture at every position or a
-    glued value is a NumPy scalar (see ``numpy_glues``)."""
+    """Run every cell of a page in a fresh kernel; raise ``CellExecutionError`` on failure
+    (a false ``claim`` is one), and ``ValueError`` if a slider figure shows the same picture
+    at every position or a glued value is a NumPy scalar (see ``numpy_glues``). The
+    sentences the page's claims checked are in ``nb.metadata["rslab_claims"]``."""
     nb = jupytext.read(path)
+    nb.cells.append(nbformat.v4.new_code_cell(CLAIMS_CELL))
     client = NotebookClient(nb, timeout=timeout, kernel_name="python3",
                             resources={"metadata": {"path": str(path.parent)}})
     client.execute()
+    claims_cell = nb.cells.pop()
+    nb.metadata["rslab_claims"] = json.loads(claims_cell.outputs[-1]["text"].strip()
+                                             .splitlines()[-1])
     for frames in slider_figures(nb):
         if len(frames) > 1 and len(set(frames)) == 1:
             raise ValueError(f"{path.name}: a slider figure draws the same picture for all "

@@ -9,9 +9,11 @@ A snapshot holds what the package computes, with every timing left out:
 * ``bench``: ``python -m rslab bench --json`` (every benchmark: cycle counts, II,
   stalls, tokens, exact statistics), minus the keys that are wall or CPU times,
   rates, memory peaks or verdicts on them (``TIMING_KEY``);
-* ``glue``: the value of every ``glue`` of every page in ``_toc.yml``, each page
-  executed at ``RSLAB_SCALE=quick`` as the book build executes it; glued images are
-  recorded by the SHA-256 of their PNG. Glues that are times (``TIMING_GLUE``) are
+* ``glue``: every number a page's prose cites, for every page in ``_toc.yml``, each page
+  executed at ``RSLAB_SCALE=quick``: the text of each ``{eval}`` name as the sentence shows
+  it (evaluated right after its Markdown cell, where the build's inline execution
+  evaluates it), and the value of every ``glue`` of a page not yet migrated; glued images
+  are recorded by the SHA-256 of their PNG. Names that are times (``TIMING_GLUE``) are
   left out.
 
 ``compare`` prints every difference and exits 1 if there is one.
@@ -68,18 +70,38 @@ def toc_pages() -> list[Path]:
     return [ROOT / f"{name}.md" for name in files]
 
 
+EVAL_PROBE = "import json as _j\nprint(_j.dumps({n: str(globals()[n]) for n in %r}))"
+"""Inserted after a Markdown cell: the text of the names its ``{eval}`` roles cite."""
+
+
 def page_glue(path: Path) -> dict:
-    """name → glued value (text, or ``sha256:`` of a PNG) of one executed page."""
+    """name → cited value (text, or ``sha256:`` of a glued PNG) of one executed page."""
     import jupytext
+    import nbformat
     from nbclient import NotebookClient
+
+    from rslab.chapters.prose import eval_names
 
     nb = jupytext.read(path)
     if not any(c.cell_type == "code" for c in nb.cells):
         return {}
+    cells = []
+    for cell in nb.cells:
+        cells.append(cell)
+        names = eval_names(cell.source) if cell.cell_type == "markdown" else []
+        if names:
+            probe = nbformat.v4.new_code_cell(EVAL_PROBE % sorted(set(names)))
+            probe.metadata["rslab_probe"] = True
+            cells.append(probe)
+    nb.cells = cells
     NotebookClient(nb, timeout=1800, kernel_name="python3",
                    resources={"metadata": {"path": str(path.parent)}}).execute()
     values = {}
     for cell in nb.cells:
+        if cell.metadata.get("rslab_probe"):
+            values.update({k: v for k, v in json.loads(cell.outputs[-1]["text"]).items()
+                           if not TIMING_GLUE.search(k)})
+            continue
         for out in cell.get("outputs", []):
             meta = out.get("metadata", {}).get("scrapbook", {})
             name = meta.get("name")

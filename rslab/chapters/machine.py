@@ -1,4 +1,10 @@
-"""Chapter 2, *The machine*: the runs behind its figures, and the live machine knobs."""
+"""Chapter 2, *The machine*: the runs behind its figures, and the live machine knobs.
+
+A live figure's axes fit every value of its controls: the timelines' x-axes are sized by
+the run at the control's largest value (``LATENCY_MAX``, ``SLOTS_MIN``).
+"""
+
+from functools import cache
 
 import numpy as np
 
@@ -15,6 +21,11 @@ vadd.f32 v3, v1, v10
 halt
 """
 """A dependent chain of three VALU adds beside three independent multiplies."""
+
+LATENCY_MAX = 12
+"""The largest VALU latency of the latency slider."""
+SLOTS_RANGE = (1, 8)
+"""The VALU-slot slider's range; the fewest slots give the longest run."""
 
 NAIVE_VECTORS = 8
 """Packed vectors in the live naive sum-exp run (enough for a steady state)."""
@@ -33,11 +44,28 @@ def slots_run(slots: int, n_ops: int = 12, config: MachineConfig | None = None):
                     trace=True)
 
 
+def last_ready(run) -> int:
+    """The cycle at which the last op of a traced run has its result."""
+    return max(op.ready for op in run.trace.ops)
+
+
+@cache
+def latency_xmax() -> float:
+    """The latency timelines' x-axis end: the run at ``LATENCY_MAX`` fits."""
+    return last_ready(latency_run(LATENCY_MAX)) + 0.5
+
+
+@cache
+def slots_xmax() -> float:
+    """The slot timelines' x-axis end: the run on the fewest slots fits."""
+    return last_ready(slots_run(SLOTS_RANGE[0])) + 0.5
+
+
 def latency_figure(latency: int):
     """Live frame: the timeline of ``MIXED`` at one VALU latency, its cycles as caption."""
     run = latency_run(latency)
     fig = mp.timeline_figure(run.trace, title=f"VALU latency {latency}: {run.cycles} cycles",
-                             xmax=6 * 4 + 1, size=(7.5, 2.8))
+                             xmax=latency_xmax(), size=(7.5, 2.8))
     return fig, f"VALU latency {latency}: {run.cycles} cycles"
 
 
@@ -45,7 +73,7 @@ def slots_figure(slots: int):
     """Live frame: twelve independent ops on ``slots`` VALU slots, its cycles as caption."""
     run = slots_run(slots)
     fig = mp.timeline_figure(run.trace, title=f"{slots} VALU slot(s): {run.cycles} cycles",
-                             xmax=15.5, size=(7.5, 3.6))
+                             xmax=slots_xmax(), size=(7.5, 3.6))
     return fig, f"{slots} VALU slot(s): {run.cycles} cycles"
 
 
@@ -92,14 +120,14 @@ def sfu_latency_control():
     return int_control("sfu_latency", 1, 40, frames=(7, 13, 20), value=13, label="SFU latency")
 
 
-def valu_latency_control(name: str = "valu_latency", frames=(1, 3, 6), hi: int = 12):
+def valu_latency_control(name: str = "valu_latency", frames=(1, 3, 6), hi: int = LATENCY_MAX):
     """VALU latency 1..``hi`` live; ``frames`` (with the default, 3) precomputed."""
     return int_control(name, 1, hi, frames=frames, value=3, label="VALU latency")
 
 
 def valu_slots_control():
     """VALU slots 1..8 live; 1 to 4 precomputed, 2 (the default) first shown."""
-    return int_control("slots", 1, 8, frames=(1, 2, 3, 4), value=2, label="VALU slots")
+    return int_control("slots", *SLOTS_RANGE, frames=(1, 2, 3, 4), value=2, label="VALU slots")
 
 
 # ----------------------------------------------------------------- what the machine rejects
@@ -142,3 +170,12 @@ def rejection_rows(cases=MACHINE_REJECTS) -> list[tuple[str, str, str, str, str]
         else:
             raise AssertionError(f"{text!r}: ran")
     return rows
+
+
+def naive_cycles_by_latency(unit: str, latencies) -> list[float]:
+    """Cycles per packed vector of the naive loop at each latency of ``unit`` (``"sfu"`` or
+    ``"valu"``), the other latency at its default."""
+    if unit not in ("sfu", "valu"):
+        raise ValueError(f"unit must be 'sfu' or 'valu', got {unit!r}")
+    key = "sfu_latency" if unit == "sfu" else "valu_latency"
+    return [naive_sumexp(**{key: int(lat)})[1]["cycles_per_iter"] for lat in latencies]

@@ -1,16 +1,25 @@
 """Chapters as live notebooks: a real Jupyter Lab from the project's venv, a real browser.
 
-Starts ``jupyter lab`` from this interpreter's venv on 127.0.0.1 (a free port, a random
-token, settings, runtime files and a copy of ``book/`` in a temporary folder,
-``RSLAB_SCALE=quick``), opens a chapter's ``.md`` in headless Chromium (it must open as a
-notebook on a double click in the file browser: jupytext's default viewer from the venv's
-settings overrides), runs all cells, moves one live control to a
-value that is not one of the page's precomputed frames by typing it into the slider's
-readout, and checks that the kernel recomputed the figure: the status says "computed",
-the picture changed, and the caption holds the number this test computes itself for that
-value. Then it shuts the kernel and the server down.
+Starts ``jupyter lab`` as ``make lab`` does (``rslab.lab``: the repository's own ``book/``
+with the chapters read-only to disk, the reader's scale) from this interpreter's venv on
+127.0.0.1 (a free port, a random token, settings and runtime files in a temporary
+folder), opens a chapter's ``.md`` in headless Chromium (it must open as a notebook on a
+double click in the file browser: jupytext's default viewer from the venv's settings
+overrides) and runs all cells. Then, as a reader would see it:
 
-Screenshots go to ``_build/screenshots/lab_<chapter>.png``; with
+- the rendered Markdown holds no raw role or directive (``{glue``, ``{eval``, ``{cite``,
+  a fence of ``{admonition}``);
+- a number the test computes itself stands inside its sentence, and after the test edits
+  a parameter cell and re-runs it, the sentence shows the new number it computes;
+- no solution's text is visible until its dropdown is clicked;
+- one live control moved to a value that is not one of the page's precomputed frames
+  (typed into the slider's readout) recomputes the figure: the status says "computed",
+  the picture changed, and the caption holds the number the test computes for that value;
+- after saving, ``git status --porcelain book/`` is empty: nothing was written.
+
+A chapter not yet moved to ``{eval}`` (its page still glues) is an expected failure after
+its live figure is checked. Screenshots go to ``_build/screenshots/lab_<chapter>*.png``,
+the Run All times to ``_build/screenshots/lab_run_all.json``; with
 ``RSLAB_LAB_SCREENSHOT=<path>`` (``make lab-screenshot``) the machine chapter's screenshot
 is also written there, which is how the how-to-run page gets its picture.
 """
@@ -71,6 +80,24 @@ def expected_results():
     return ch.vocab_caption(768, run_scenarios(768, "fast", progress=False)["scenarios"])
 
 
+def machine_sentence(n_ops: int) -> str:
+    from rslab.machine import assemble, simulate
+    from rslab.machine import examples as ex
+
+    cycles = simulate(assemble(ex.dependent_chain(n_ops))).cycles
+    return f"({n_ops} ops: {cycles} cycles)"
+
+
+SENTENCES = {
+    # chapter: (text of the parameter line, its edit, the sentence's start, expected(before),
+    #           expected(after))
+    "machine": ("ns = np.arange(1, 33)", "ns = np.arange(1, 21)", "The chain costs",
+                lambda: machine_sentence(32), lambda: machine_sentence(20)),
+}
+"""How each chapter's test edits one parameter and finds the number in a sentence."""
+RAW_MYST = ("{glue", "{eval", "{cite", "```{admonition}", ":::{admonition}")
+
+
 def expected_beyond():
     from rslab.chapters import beyond as ch
 
@@ -108,15 +135,15 @@ def lab(tmp_path_factory):
         unavailable(f"{jupyter} is missing (make venv)")
     if not SETTINGS.is_file():
         unavailable(f"{SETTINGS} is missing (`make lab-settings` sets jupytext's viewer)")
+    from rslab.lab import lab_command, lab_environment
+
     home = tmp_path_factory.mktemp("lab")
-    book = home / "book"  # a copy: Lab may save what it opens, the repository stays as it is
-    shutil.copytree(ROOT / "book", book, ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
     port, token = free_port(), secrets.token_hex(16)
-    env = dict(os.environ, RSLAB_SCALE="quick", JUPYTER_CONFIG_DIR=str(home / "config"),
-               JUPYTER_RUNTIME_DIR=str(home / "runtime"),
-               JUPYTERLAB_SETTINGS_DIR=str(home / "settings"),
-               JUPYTERLAB_WORKSPACES_DIR=str(home / "workspaces"))
-    env.pop("RSLAB_BOOK_BUILD", None)
+    env = lab_environment(dict(os.environ, JUPYTER_CONFIG_DIR=str(home / "config"),
+                               JUPYTER_RUNTIME_DIR=str(home / "runtime"),
+                               JUPYTERLAB_SETTINGS_DIR=str(home / "settings"),
+                               JUPYTERLAB_WORKSPACES_DIR=str(home / "workspaces")))
+    env["RSLAB_SCALE"] = "quick"
     lab_settings = home / "settings" / "@jupyterlab"
     tracker = lab_settings / "notebook-extension" / "tracker.jupyterlab-settings"
     tracker.parent.mkdir(parents=True)
@@ -129,12 +156,11 @@ def lab(tmp_path_factory):
     docs.write_text('{"autosave": false}')
     log = open(home / "lab.log", "w")  # noqa: SIM115 - closed below
     proc = subprocess.Popen(
-        [str(jupyter), "lab", "--no-browser", "--ServerApp.ip=127.0.0.1",
-         f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
-         f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={book}",
-         "--LabApp.expose_app_in_browser=True", "--LabApp.news_url=",
-         "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"]
-        + (["--allow-root"] if os.geteuid() == 0 else []),
+        lab_command(ROOT / "book", "--no-browser", "--ServerApp.ip=127.0.0.1",
+                    f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
+                    f"--IdentityProvider.token={token}",
+                    "--LabApp.expose_app_in_browser=True", "--LabApp.news_url=",
+                    "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"),
         env=env, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT)
     url = f"http://127.0.0.1:{port}/"
     try:
@@ -201,8 +227,10 @@ ALL_RAN = """() => {
 }"""
 
 
-def run_all_cells(page, name: str):
+def run_all_cells(page, name: str) -> float:
+    """Run All; the seconds it took."""
     page.wait_for_function(READY, timeout=120_000, polling=500)
+    start = time.monotonic()
     page.evaluate(RUN_ALL)
     try:
         page.wait_for_function(ALL_RAN, timeout=RUN_ALL_SECONDS * 1000, polling=1000)
@@ -210,9 +238,105 @@ def run_all_cells(page, name: str):
         dialogs = page.locator(".jp-Dialog").all_inner_texts()
         pytest.fail(f"{name}: Run All did not finish in {RUN_ALL_SECONDS} s"
                     + (f"; a dialog is open: {dialogs}" if dialogs else ""))
+    seconds = time.monotonic() - start
     errors = page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']"
                           ":has-text('Traceback')")
     assert errors.count() == 0, f"{name}: a cell raised: {errors.first.inner_text()[:2000]}"
+    return seconds
+
+
+RUN_FROM = """([text, stop]) => {
+    const panel = window.jupyterapp.shell.currentWidget;
+    const cells = Array.from(panel.content.model.cells);
+    const first = cells.findIndex(c => c.sharedModel.getSource().includes(text));
+    const last = cells.findIndex((c, i) => i > first && c.type === 'markdown' &&
+                                 c.sharedModel.getSource().includes(stop));
+    if (first < 0 || last < 0) { return false; }
+    panel.content.activeCellIndex = first;
+    for (let i = first; i <= last; i++) {
+        window.jupyterapp.commands.execute('notebook:run-cell-and-select-next');
+    }
+    return true;
+}"""
+"""Runs the cells from the one holding ``text`` to the Markdown cell holding ``stop``."""
+EDIT_CELL = """([old, text]) => {
+    const cells = Array.from(window.jupyterapp.shell.currentWidget.content.model.cells);
+    const cell = cells.find(c => c.sharedModel.getSource().includes(old));
+    if (!cell) { return false; }
+    cell.sharedModel.setSource(cell.sharedModel.getSource().replace(old, text));
+    return true;
+}"""
+
+
+def rendered_markdown(page) -> str:
+    return "\n".join(page.locator(".jp-MarkdownCell .jp-RenderedMarkdown, "
+                                   ".jp-MarkdownCell .jp-RenderedMySTMarkdown, "
+                                   ".jp-MarkdownCell .myst").all_inner_texts())
+
+
+def sentence_with(page, start: str) -> str:
+    cell = page.locator(".jp-MarkdownCell", has_text=start).first
+    text = cell.locator(".jp-Cell-inputArea").inner_text()
+    return text[text.index(start):]
+
+
+def check_sentence(page, chapter: str):
+    """The number in a sentence, before and after a parameter cell is edited and re-run."""
+    old, new, start, before, after = SENTENCES[chapter]
+    assert before() in sentence_with(page, start), \
+        f"{chapter}: {before()!r} is not in the sentence {sentence_with(page, start)[:200]!r}"
+    assert page.evaluate(EDIT_CELL, [old, new]), f"{chapter}: no cell holds {old!r}"
+    assert page.evaluate(RUN_FROM, [new, start])
+    page.locator(".jp-MarkdownCell", has_text=start).filter(has_text=after()).first.wait_for(
+        timeout=60_000)
+    cell = page.locator(".jp-MarkdownCell", has_text=start).first
+    cell.scroll_into_view_if_needed()
+    page.screenshot(path=str(SHOTS / f"lab_{chapter}_sentence.png"))
+
+
+def check_solutions_hidden(page, chapter: str, source: str):
+    """Every solution's first line of text is hidden until its dropdown is clicked."""
+    from rslab.chapters.prose import solutions
+
+    texts = [next(line for line in s.splitlines()[1:] if line and not line.startswith(":"))
+             for s in solutions(source)]
+    assert texts, f"{chapter}: the page has no solution directive"
+    for text in texts:
+        probe = page.locator(".jp-MarkdownCell .jp-Cell-inputArea").get_by_text(
+            text.strip()[:40]).first
+        assert not probe.is_visible(), f"{chapter}: a solution is visible unopened: {text!r}"
+    first = page.locator(".jp-MarkdownCell summary", has_text="Solution").first
+    first.scroll_into_view_if_needed()
+    first.click()
+    page.locator(".jp-MarkdownCell .jp-Cell-inputArea").get_by_text(
+        texts[0].strip()[:40]).first.wait_for(state="visible", timeout=10_000)
+    page.screenshot(path=str(SHOTS / f"lab_{chapter}_solution.png"))
+
+
+def book_status() -> str:
+    return subprocess.run(["git", "status", "--porcelain", "book/"], cwd=ROOT,
+                          capture_output=True, text=True, check=True).stdout
+
+
+def save_and_check_the_tree_is_clean(page, chapter: str, page_name: str, before: tuple):
+    """Save; ``git status --porcelain book/`` is what it was before the chapter was opened
+    (empty on a clean checkout) and the page's bytes are unchanged."""
+    page.evaluate("() => { window.jupyterapp.commands.execute('docmanager:save'); }")
+    time.sleep(2)  # not awaited: on a read-only page Lab answers with a notification
+    page.screenshot(path=str(SHOTS / f"lab_{chapter}_saved.png"))
+    if page.locator(".jp-Dialog").count():  # a prompt to save elsewhere: the reader's choice
+        page.keyboard.press("Escape")
+    after = (book_status(), (ROOT / "book" / page_name).read_bytes())
+    assert after[0] == before[0], \
+        f"{chapter}: opening, running and saving changed book/: {after[0]!r}, was {before[0]!r}"
+    assert after[1] == before[1], f"{chapter}: saving rewrote {page_name}"
+
+
+def record_run_all(chapter: str, seconds: float):
+    path = SHOTS / "lab_run_all.json"
+    times = json.loads(path.read_text()) if path.is_file() else {}
+    times[chapter] = round(seconds, 1)
+    path.write_text(json.dumps(times, indent=1, sort_keys=True) + "\n")
 
 
 def open_by_double_click(page, workspace_url: str, page_name: str):
@@ -249,16 +373,26 @@ live-test`` opens every chapter of ``CHAPTERS``."""
 def test_chapter_recomputes_live(chapter, lab, browser):
     url, token = lab
     page_name, label, typed, status_text, expected = CHAPTERS[chapter]
+    before = (book_status(), (ROOT / "book" / page_name).read_bytes())
     context = browser.new_context(viewport={"width": 1280, "height": 1000})
     page = context.new_page()
     try:
         open_by_double_click(page, f"{url}lab/workspaces/{chapter}?reset&token={token}",
                              page_name)
-        run_all_cells(page, page_name)
+        seconds = run_all_cells(page, page_name)
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        record_run_all(chapter, seconds)
         assert page.locator(".rslab-static").first.is_hidden(), \
             "the precomputed selectors show in Jupyter (they are for the static page)"
-        assert page.locator(".jp-RenderedMarkdown:has-text('glued:')").count() > 0, \
-            "the glued numbers are not shown in the notebook"
+        source = (ROOT / "book" / page_name).read_text()
+        migrated = "{glue" not in source
+        if migrated:
+            prose = rendered_markdown(page)
+            raw = [r for r in RAW_MYST if r in prose]
+            assert not raw, f"{chapter}: raw MyST in the rendered Markdown: {raw}"
+            assert "glued:" not in prose
+            check_sentence(page, chapter)
+            check_solutions_hidden(page, chapter, source)
         figure = live_figure_with(page, label)
         figure.scroll_into_view_if_needed()
         image = figure.locator(".widget-image").first
@@ -277,13 +411,15 @@ def test_chapter_recomputes_live(chapter, lab, browser):
         assert image.screenshot() != before_png, "the picture did not change"
         caption = figure.locator(".rslab-caption").inner_text()
         assert caption == expected(), f"{chapter}: the caption is {caption!r}"
-        SHOTS.mkdir(parents=True, exist_ok=True)
         figure.scroll_into_view_if_needed()
         page.screenshot(path=str(SHOTS / f"lab_{chapter}.png"))
         target = os.environ.get("RSLAB_LAB_SCREENSHOT")
         if target and chapter == "machine":
             Path(target).parent.mkdir(parents=True, exist_ok=True)
             page.screenshot(path=target)
+        save_and_check_the_tree_is_clean(page, chapter, page_name, before)
+        if not migrated:
+            pytest.xfail(f"{page_name} still glues its numbers (not yet moved to {{eval}})")
     finally:
         context.close()
         for session in api(url, token, "api/sessions"):

@@ -1,0 +1,36 @@
+"""A page's prose as MyST: the numbers it cites (``{eval}`` roles) and its solutions.
+
+A page cites a number by a plain variable name, ``{eval}`name```, holding a formatted
+string: MyST-NB (inline execution, in the book) and jupyterlab-myst (in Lab) both evaluate
+the name in the page's kernel when the sentence is rendered. Solutions are ``solution``
+directives (sphinx-exercise); ``strip_solutions`` removes them for the students' book.
+"""
+
+import re
+
+EVAL_ROLE = re.compile(r"\{eval\}`([^`]*)`")
+NAME = re.compile(r"^[a-zA-Z][a-zA-Z0-9_]*$")
+"""What MyST-NB evaluates: a plain name (no expression, no attribute)."""
+SOLUTION = re.compile(r"^(?P<fence>:{3,}|`{3,})\{solution\}[^\n]*\n.*?^(?P=fence)[ \t]*$\n?",
+                      re.MULTILINE | re.DOTALL)
+"""A ``solution`` directive, from its opening fence to the closing fence of the same length."""
+
+
+def eval_names(markdown: str) -> list[str]:
+    """The names the ``{eval}`` roles of ``markdown`` cite, in order (repeats kept)."""
+    return EVAL_ROLE.findall(markdown)
+
+
+def bad_eval_names(markdown: str) -> list[str]:
+    """Cited ``{eval}`` contents that are not plain names (MyST-NB would not evaluate them)."""
+    return [n for n in eval_names(markdown) if not NAME.match(n)]
+
+
+def solutions(markdown: str) -> list[str]:
+    """The text of every ``solution`` directive of ``markdown``."""
+    return [m.group(0) for m in SOLUTION.finditer(markdown)]
+
+
+def strip_solutions(markdown: str) -> str:
+    """``markdown`` without its ``solution`` directives."""
+    return SOLUTION.sub("", markdown)

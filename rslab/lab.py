@@ -1,0 +1,86 @@
+"""Jupyter Lab on the book's chapters: ``python -m rslab.lab [FOLDER] [lab options]``
+(``make lab``, folder ``book``).
+
+- The chapters are read-only to disk: ``ChapterContentsManager`` (jupytext wraps it, so a
+  ``.md`` page opens as a notebook) serves every ``.md`` page with ``writable: false`` and
+  refuses to save, rename or delete it, so Run All, edits and saves never change the
+  repository; *File → Save Notebook As…* keeps a reader's copy as a new ``.ipynb``.
+- The kernels run at ``rslab.scale.LAB_SCALE`` unless ``RSLAB_SCALE`` is set (a page's
+  first cell switches it: ``use_scale("book")``).
+- As root (a container) Lab is started with ``--allow-root``.
+"""
+
+import os
+import sys
+from pathlib import Path
+
+from jupyter_server.services.contents.largefilemanager import AsyncLargeFileManager
+from tornado.web import HTTPError
+
+from rslab.scale import LAB_SCALE
+
+READ_ONLY = ("The chapters are read-only, so that opening one never changes the repository: "
+             "use File > Save Notebook As... to keep your copy as a new .ipynb.")
+
+
+class ChapterContentsManager(AsyncLargeFileManager):
+    """Lab's file contents with every existing ``.md`` page read-only (see the module)."""
+
+    def is_chapter(self, path: str) -> bool:
+        """True for an existing ``.md`` file under the root folder."""
+        path = path.strip("/")
+        return path.endswith(".md") and os.path.isfile(self._get_os_path(path))
+
+    async def get(self, path, *args, **kwargs):
+        model = await super().get(path, *args, **kwargs)
+        if self.is_chapter(path):
+            model["writable"] = False
+        return model
+
+    def _refuse(self, path: str) -> None:
+        if self.is_chapter(path):
+            raise HTTPError(403, f"{path}: {READ_ONLY}")
+
+    async def save(self, model, path=""):
+        self._refuse(path)
+        return await super().save(model, path)
+
+    async def rename_file(self, old_path, new_path):
+        self._refuse(old_path)
+        return await super().rename_file(old_path, new_path)
+
+    async def delete_file(self, path):
+        self._refuse(path)
+        return await super().delete_file(path)
+
+
+def lab_command(folder, *options: str) -> list[str]:
+    """The ``jupyter lab`` command line serving ``folder`` with the read-only chapters."""
+    jupyter = Path(sys.executable).with_name("jupyter")
+    cmd = [str(jupyter), "lab", f"--ServerApp.root_dir={Path(folder).resolve()}",
+           f"--ServerApp.contents_manager_class={__name__}.ChapterContentsManager"]
+    if os.geteuid() == 0:
+        cmd.append("--allow-root")
+    return cmd + list(options)
+
+
+def lab_environment(base: dict | None = None) -> dict:
+    """``base`` (default: this process's environment) with the reader's scale as default."""
+    env = dict(os.environ if base is None else base)
+    env.setdefault("RSLAB_SCALE", LAB_SCALE)
+    env.pop("RSLAB_BOOK_BUILD", None)
+    return env
+
+
+def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    folder = argv.pop(0) if argv and not argv[0].startswith("-") else "book"
+    if not Path(folder).is_dir():
+        raise SystemExit(f"python -m rslab.lab: folder {folder!r} does not exist")
+    cmd = lab_command(folder, *argv)
+    os.execve(cmd[0], cmd, lab_environment())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
