@@ -111,3 +111,14 @@ def test_a_run_below_another_programs_floor_is_named():
     assert results.below_other_floor(rows) == ["invcdf-wide48 at all-accept (150 cycles "
                                                "against 200)"]
     assert results.task_rows(rows)[1]["task bound"] == "50 (dma)"
+
+
+def test_the_selection_report_reads_a_real_search():
+    from rslab.numerics import search
+
+    cfg = search.search_config("quick", divisors=(14.0,), samples_per_seed=2**16,
+                               finalists=1, grid=(), processes=1)
+    rep = div14.selection_report(search.run_search(cfg, progress=False, exact=False))
+    assert {r["name"] for r in rep["ks"]} == {"div8", rep["winner"]}
+    assert all(0 <= r["p"] <= 1 for r in rep["ks"]) and len(rep["chi2"]) == 1
+    assert rep["chi2"][0]["band_other"][0] < rep["chi2"][0]["band_other"][1]
