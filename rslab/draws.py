@@ -8,9 +8,12 @@ float32 weights ``w`` [n, V] of n rows (residual weights, or the bonus row's
   word (:mod:`rslab.numerics.race`); tokens with ``w_i · R_i ≤ 0`` (a zero
   weight, or a product that underflows) score −inf; ties go to the lowest index;
 * ``invcdf``: :func:`rslab.numerics.invcdf.pick` with the row's words of tokens 0
-  (``u₁``), 1 (``u₂``, ``wide``), or 1 and 2 (the 48-bit K, ``wide48``).
+  (``u₁``), 1 (``u₂``, ``wide``), or 1 and 2 (the 48-bit K, ``wide48``);
+* ``fixed``: :func:`rslab.numerics.fixed_invcdf.fixed_tokens` with the row's words of
+  tokens 0–2 (the block's 96-bit uniform) and 3–5 (the lane's).
 
-A row the draw sees as empty — no positive race score, or an inverse-CDF total of 0 —
+A row the draw sees as empty — no positive race score, an inverse-CDF total of 0, or a
+fixed-point row of zeros —
 gets the token ``EMPTY`` (−1): the reference then draws it from p
 (:func:`rslab.reference.residual_draw`), as a kernel does when its best score stays 0
 or its float32 total is 0.
@@ -23,7 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from rslab.numerics import invcdf
+from rslab.numerics import fixed_invcdf, invcdf
 from rslab.numerics.methods import check_method, resolve_noise
 from rslab.numerics.race import race_multiplier
 from rslab.numerics.rng import uniform_from_words
@@ -42,7 +45,8 @@ def race_scores(w, u, noise: str) -> np.ndarray:
 
 
 def draw_tokens(method: str, noise, seed, requests, position, purpose, w) -> np.ndarray:
-    """One token per row of ``w`` (see the module docstring); ``method`` race or invcdf."""
+    """One token per row of ``w`` (see the module docstring); ``method`` race, invcdf or
+    fixed."""
     check_method(method)
     noise = resolve_noise(method, noise)
     w = np.asarray(w, np.float32)
@@ -52,6 +56,10 @@ def draw_tokens(method: str, noise, seed, requests, position, purpose, w) -> np.
         return np.where((scores > 0).any(axis=-1), scores.argmax(axis=-1), EMPTY)
     if method == "invcdf":
         return _invcdf_tokens(noise, seed, requests, position, purpose, w)
+    if method == "fixed":
+        words = random_words("fast", seed, requests, position, purpose,
+                             np.arange(fixed_invcdf.WORDS_PER_ROW))
+        return fixed_invcdf.fixed_tokens(w, words)
     raise ValueError("method: the Gumbel draw lives in rslab.reference")
 
 

@@ -39,7 +39,10 @@ instead (:mod:`rslab.draws`): the residual ``w``, and for the bonus row
 ``exp2((l − max l)·LOG2E)`` (the softmax numerators, the path's exp2). The race
 is ``argmax w·rcp(E)`` with ``noise`` ``scaled`` (default) or ``naive``; the
 inverse CDF is the first token past ``u·Σw`` in the core's float32 sums with
-``noise`` ``wide48`` (default, three words), ``wide`` (two) or ``u24`` (one). ``noise=None``
+``noise`` ``wide48`` (default, three words), ``wide`` (two) or ``u24`` (one);
+``method="fixed"`` (noise ``u96``) is the inverse CDF over exact fixed-point sums, block
+then lane, with a 96-bit uniform for each (:mod:`rslab.numerics.fixed_invcdf`, its χ²
+bound). ``noise=None``
 selects the method's default (``div8`` for Gumbel). The Exact path draws with
 Gumbel-max only. The ``score`` diagnostic is the Gumbel score; the other draws
 leave it NaN.
@@ -430,7 +433,7 @@ def rejection_sample(target_logits, draft_probs, draft_token_ids, *, path="exact
     ``target_logits`` float32 [R, S+1, V] (−inf allowed), ``draft_probs`` float32
     [R, S, V] (rows sum to 1), ``draft_token_ids`` int [R, S]; ``path`` "exact" or
     "fast"; ``seed`` an integer in [0, 2^64); ``method`` the Fast path's draw
-    (``gumbel``, ``race`` or ``invcdf``) and ``noise`` its variant (None: the default).
+    (``gumbel``, ``race``, ``invcdf`` or ``fixed``) and ``noise`` its variant (None: the default).
     ``diagnostics=True`` also records the float32 intermediates a kernel reports
     (:attr:`SampleResult.diagnostics`).
     """

@@ -8,9 +8,11 @@ from rslab.chapters.beyond import DETECT_TARGET
 from rslab.chapters.results import BEYOND_DRAW, beyond_rows
 from rslab.draws import EMPTY, draw_tokens
 from rslab.fixtures import (
+    SamplerInputs,
     all_accept_inputs,
     empty_residual_inputs,
     first_reject_inputs,
+    round_to_bf16,
     sampled_inputs,
 )
 from rslab.kernels.loops.emit import schedule_body
@@ -62,7 +64,7 @@ def test_the_race_is_gumbel_max_in_disguise_and_the_inverse_cdf_is_not():
     assert (tokens[("invcdf", "wide48")] != tokens[("gumbel", "div8")]).any()
 
 
-@pytest.mark.parametrize("method", ["race", "invcdf"])
+@pytest.mark.parametrize("method", ["race", "invcdf", "fixed"])
 def test_empty_residual_falls_back_to_p(method):
     inputs = empty_residual_inputs(R=2, S=4, V=SMALL_V, seed=1)
     p = ref.target_probs(inputs.target_logits[:, :1], "fast")[:, 0]
@@ -72,7 +74,35 @@ def test_empty_residual_falls_back_to_p(method):
         assert (p[np.arange(2), run.tokens[:, 0]] > 0).all()
 
 
-@pytest.mark.parametrize("method", ["race", "invcdf"])
+def tiny_residual_inputs(log_p: float, V: int = SMALL_V):
+    """Position 0 rejected with a residual of one ulp of p at three tokens whose logit is
+    ``log_p`` below the row max (about 1e-38 at −87: a subnormal ulp), zero elsewhere."""
+    l, q, ids = empty_residual_inputs(R=2, S=4, V=V, seed=1)
+    l = l.copy()
+    tokens = np.array([5, 300, V - 1])
+    l[:, 0, tokens] = round_to_bf16(l[:, 0].max(axis=-1, keepdims=True) + np.float32(log_p))
+    p_fast = ref.target_probs(l[:, :1], "fast")[:, 0]
+    p = np.maximum(ref.target_probs(l[:, :1], "exact")[:, 0], p_fast)
+    q0 = np.maximum(q[:, 0], np.nextafter(p, np.float32(np.inf)))
+    q0[:, tokens] = np.nextafter(p_fast[:, tokens], np.float32(0))
+    q = q.copy()
+    q[:, 0] = q0
+    return SamplerInputs(l, q, ids)
+
+
+@pytest.mark.parametrize("log_p", [-87.0, -20.0])
+def test_the_fixed_draw_on_tiny_residuals_gives_the_references_tokens(log_p):
+    """A residual of a few ulps (a subnormal one at −87): the tail's exponent and scaling
+    at the ends of the float32 range; tokens equal the reference's, all among the three."""
+    inputs = tiny_residual_inputs(log_p)
+    run = run_sampler(inputs, "fast", seed=3, method="fixed")
+    assert run.tokens_match, (run.tokens, run.reference_tokens)
+    w = np.maximum(ref.target_probs(inputs.target_logits[:, :1], "fast")[:, 0]
+                   - inputs.draft_probs[:, 0], 0)
+    assert (w[np.arange(2), run.tokens[:, 0]] > 0).all()
+
+
+@pytest.mark.parametrize("method", ["race", "invcdf", "fixed"])
 def test_a_row_the_draw_sees_empty_is_drawn_from_p(method):
     """The reference's rule the kernels follow: no positive race score, or a zero total."""
     w = np.zeros((2, 512), np.float32)
@@ -151,3 +181,17 @@ def test_the_range_reduced_residual_loop_is_one_over_resmii_for_registers_alone(
     assert row.cycles_per_packed() == (schedule.ii + 1) / row.u
     builder.loop_pool = list(LOOP_POOL["fast"])
     assert builder.final_row("residual", 0, 0).cycles_per_packed() == (schedule.ii + 1) / row.u
+
+
+def test_a_residual_faster_than_the_engine_gets_its_q_early():
+    """The inverse CDFs' residual loops outpace the q row's transfer: their first chunk is
+    the share the engine brings during a check (after the next row), a quarter here; the
+    argmax draws keep the tenth issued before the next row."""
+    layout = SamplerLayout(2, 4, 154_880)
+    for draw in SAMPLER_DRAWS:
+        b = _Builder(layout, "fast", OPTIMISED, SlotModel(), draw)
+        fast = b.final_row("residual", 0, 0).cycles_per_packed() < 8
+        assert b.q_after_row == fast == (draw[0] in ("invcdf", "fixed")), draw
+        first = b.chunks[0][1]
+        assert first == (150 if fast else 60), (draw, b.chunks)
+        assert b.chunks[-1][1] == layout.n_packed

@@ -1,4 +1,4 @@
-"""The floor of a run: the fewest cycles the machine could have spent on each stretch of it.
+"""The floor of a run: the fewest cycles the machine allows for the work *this program* did.
 
 A traced run is cut into *parts*, each a stretch of the issue order: a straight-line
 *segment* (bundles outside hardware loops) or a *loop run* (one execution of a hardware

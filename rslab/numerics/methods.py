@@ -9,6 +9,8 @@ method        the draw                                         ``noise=`` (defau
               (:mod:`rslab.numerics.race`)
 ``invcdf``    the first token past ``u · Σw`` in the core's    ``wide48``, ``wide``, ``u24``
               float32 prefix sums (:mod:`rslab.numerics.invcdf`)
+``fixed``     the first token past ``⌊U·Q/2^96⌋`` in exact     ``u96``
+              fixed-point sums (:mod:`rslab.numerics.fixed_invcdf`)
 ============  ===============================================  ==========================
 """
 
@@ -18,8 +20,10 @@ from rslab.numerics.gumbel import get_noise
 from rslab.numerics.invcdf import DEFAULT_INVCDF_NOISE, check_invcdf_noise
 from rslab.numerics.race import DEFAULT_RACE_NOISE, check_race_noise
 
-METHODS = ("gumbel", "race", "invcdf")
-DEFAULT_NOISE = {"gumbel": "div8", "race": DEFAULT_RACE_NOISE, "invcdf": DEFAULT_INVCDF_NOISE}
+METHODS = ("gumbel", "race", "invcdf", "fixed")
+FIXED_NOISES = ("u96",)
+DEFAULT_NOISE = {"gumbel": "div8", "race": DEFAULT_RACE_NOISE, "invcdf": DEFAULT_INVCDF_NOISE,
+                 "fixed": "u96"}
 
 
 def check_method(method) -> str:
@@ -40,6 +44,11 @@ def resolve_noise(method: str, noise=None) -> str:
         return check_race_noise(noise)
     if method == "invcdf":
         return check_invcdf_noise(noise)
+    if method == "fixed":
+        if noise not in FIXED_NOISES:
+            raise ValueError(f"noise must be one of {FIXED_NOISES} for method 'fixed', "
+                             f"got {noise!r}")
+        return noise
     try:
         return get_noise(noise).name
     except ValueError as exc:

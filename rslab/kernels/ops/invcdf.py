@@ -168,12 +168,17 @@ def tail_registers(reg: dict | None = None) -> dict:
     return v | ({"m": reg["max"], "r": reg["rinv"], "log2e": reg["log2e"]} if reg else {})
 
 
+def last_sums_lines(L: Layout, block_sum_regs) -> list:
+    """The pass's last block sums (its carried registers) stored in the block-sum row."""
+    last = L.sums + 4 * (L.blocks - PASS_WORKERS)
+    return [f"sst {r}, [s0 + {last + 4 * k}]" for k, r in enumerate(block_sum_regs)]
+
+
 def sums_lines(L: Layout, block_sum_regs) -> list:
     """The pass's last block sums stored, the group sums and their running total Σ (in
     ``TOTAL``); the group prefix ``D`` stored (lanes past the last group +inf)."""
     v = tail_registers()
-    last = L.sums + 4 * (L.blocks - PASS_WORKERS)
-    lines = [f"sst {r}, [s0 + {last + 4 * k}]" for k, r in enumerate(block_sum_regs)]
+    lines = last_sums_lines(L, block_sum_regs)
     lines += [f"vli {v['tmp']}, {INF_BITS}", f"vst {v['tmp']}, [s0 + {L.prefix + 4}]",
               f"sli {TOTAL}, 0"]
     for k in range(L.groups):  # D_k = D_{k-1} + tree sum of group k's block sums
@@ -192,7 +197,7 @@ def _uniform_lines(counter: int, out: str, v: dict) -> list:
             *straight_line(ops, names)]
 
 
-def _weights_lines(kind: str, L: Layout, v: dict) -> list:
+def weights_lines(kind: str, L: Layout, v: dict) -> list:
     """The weights of block J (``s25``) recomputed as the pass computed them, into ``w``."""
     lines = ["sshr s26, s25, 1", "sshl s26, s26, 9", f"vld {v['x']}, [s26 + {L.logits}]",
              f"vunpack.lo {v['lo']}, {v['x']}", f"vunpack.hi {v['hi']}, {v['x']}",
@@ -287,7 +292,7 @@ def pick_lines(kind: str, noise: str, L: Layout, reg: dict, tag: str = "") -> li
     lines += [f"vst {v['scan']}, [s0 + {L.scratch + 4 * LANES}]", "sshl s22, s21, 2",
               f"sld s23, [s22 + {L.scratch + 4 * LANES - 4}]", "sfsub s24, s19, s23",  # r2
               "sshl s25, s15, 7", "sadd s25, s25, s21"]  # the block J
-    lines += _weights_lines(kind, L, v)
+    lines += weights_lines(kind, L, v)
     lines += scan_lines(v["w"], v["scan"], v["tmp"], L.scratch)
     if noise == "wide48":
         return lines + _wide48_lines(L, v, tag) + ["sshl s31, s25, 7", f"sadd {TOKEN}, s31, s30"]

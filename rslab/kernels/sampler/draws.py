@@ -3,10 +3,11 @@
 The Fast path's residual and bonus rows draw with any of ``SAMPLER_DRAWS``
 (``rejection_sample(..., method=, noise=)`` of :mod:`rslab.reference` gives the same
 tokens): Gumbel-max with the Div8 or Div32 noise or the range-reduced second log,
-the exponential race with the scaled first layer, and the inverse CDF with each of
-its uniforms. Not here: Div14 (``t/14`` needs a divide, and ``t·fl(1/14)`` is another
-noise) and the naive race (a plateau hit makes ``rcp(E)`` infinite, and ``0·inf`` a
-NaN score the block argmax would keep). The Exact path draws with Gumbel-max only.
+the exponential race with the scaled first layer, the inverse CDF with each of
+its uniforms, and the inverse CDF over exact fixed-point sums (``fixed``). Not here:
+Div14 (``t/14`` needs a divide, and ``t·fl(1/14)`` is another noise) and the naive
+race (a plateau hit makes ``rcp(E)`` infinite, and ``0·inf`` a NaN score the block
+argmax would keep). The Exact path draws with Gumbel-max only.
 
 Per draw: the constants the rows read (role → value, :func:`draw_constants`), the
 registers those roles live in (:data:`DRAW_REGS`: the range reduction takes the
@@ -33,7 +34,8 @@ from rslab.numerics.gumbel import parse_divisor
 from rslab.numerics.methods import check_method, resolve_noise
 
 SAMPLER_DRAWS = (("gumbel", "div8"), ("gumbel", "div32"), ("gumbel", "rangered"),
-                 ("race", "scaled"), ("invcdf", "u24"), ("invcdf", "wide"), ("invcdf", "wide48"))
+                 ("race", "scaled"), ("invcdf", "u24"), ("invcdf", "wide"), ("invcdf", "wide48"),
+                 ("fixed", "u96"))
 """(method, noise) of every draw the Fast path's sampler program takes."""
 DEFAULT_DRAW = ("gumbel", "div8")
 DRAW_REGS = REGS | {"round": V_EIGHTH, "expmask": V_THREE, "exp128": V_PM0, "magic": V_PM1,
@@ -57,15 +59,20 @@ def sampler_draw(path: str, method="gumbel", noise=None) -> tuple[str, str]:
     return method, noise
 
 
+PASS_METHODS = ("invcdf", "fixed")
+"""Draws whose rows are a pass of block sums and a tail (two packed vectors per iteration,
+reading one past an odd row)."""
+
+
 def needs_row_max(draw) -> bool:
     """Whether the bonus row needs the row max first (its weights are linear)."""
-    return draw[0] in ("race", "invcdf")
+    return draw[0] in ("race", *PASS_METHODS)
 
 
 def draw_constants(draw) -> dict:
     """Role → float32 or uint32 constant the Fast path's rows read for ``draw``."""
     method, noise = draw
-    if method == "invcdf":
+    if method in PASS_METHODS:
         return {}
     divisor = parse_divisor(noise) if method == "gumbel" else None
     c = divisor_noise_constants(DEFAULT_FASTLOG2, divisor or 8.0)

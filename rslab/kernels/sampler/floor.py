@@ -1,4 +1,4 @@
-"""The floor of each phase of a sampler run: the least the machine allows for the work it did.
+"""The floor of each phase of a sampler run: the least the machine allows for *this program's* work.
 
 For every phase (:data:`rslab.kernels.sampler.run.PHASE_KEYS`) the floor is computed
 from the program the simulator ran and its trace (:mod:`rslab.machine.floor`): the

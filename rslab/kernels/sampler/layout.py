@@ -14,8 +14,8 @@ VMEM: three logits row buffers (two alternate inside a request, the third
 receives the next request's first row while a residual or bonus row still
 reads its own), one float32 q row buffer, the float32 landing buffer of the
 row being checked, the tables, the Philox key schedule, outputs, a scratch
-vector and the inverse CDF's block sums and scan rows. Each row buffer is
-followed by one packed vector of padding, the q and landing buffers by two
+vector, the inverse CDF's block sums and scan rows and the fixed-point tail's rows.
+Each row buffer is followed by one packed vector of padding, the q and landing buffers by two
 float32 vectors (:meth:`SamplerLayout.pads`): a loop that takes two packed
 vectors per iteration may read one vector past an odd row, and the padding
 (−inf logits, q = 0) scores −∞ there (an inverse-CDF weight of 0).
@@ -37,6 +37,8 @@ from rslab.machine.bf16 import BLOCK, LANES, pack_rows
 from rslab.randomness import PURPOSES, fast_key, philox_key
 
 PACKED_BYTES = 4 * LANES
+FIXED_BYTES = 21 * PACKED_BYTES
+"""VMEM of the fixed-point tail's rows (a check in its module holds it to its need)."""
 Q_BYTES_PER_PACKED = 2 * PACKED_BYTES
 PATHS = ("fast", "exact")
 
@@ -177,8 +179,14 @@ class SamplerLayout:
         return scratch_layout(self.n_packed_even, buf, self.vm_q, self.vm_invcdf)
 
     @property
-    def vmem_end(self) -> int:
+    def vm_fixed(self) -> int:
+        """The fixed-point inverse CDF's rows (:func:`rslab.kernels.sampler.fixed_row.
+        scratch_bytes`), after the inverse CDF's."""
         return self.vm_invcdf + scratch_bytes(self.n_packed_even)
+
+    @property
+    def vmem_end(self) -> int:
+        return self.vm_fixed + FIXED_BYTES
 
     def pads(self) -> list[tuple[int, int]]:
         """(VMEM address, 32-bit word) of every padding vector after a buffer: two BF16 −inf

@@ -15,7 +15,8 @@ Per request r, positions s = 0..S−1 in order (the semantics of :mod:`rslab.ref
 On the Fast path the rows may draw another way (``method``, ``noise``;
 :mod:`rslab.kernels.sampler.draws`): Gumbel-max with another noise, the race
 (:class:`~rslab.kernels.sampler.final_rows.FinalRow` too) or the inverse CDF
-(:class:`~rslab.kernels.sampler.invcdf_row.InvcdfRow`). The race and the inverse
+(:class:`~rslab.kernels.sampler.invcdf_row.InvcdfRow`), or the inverse CDF over exact
+fixed-point sums (:class:`~rslab.kernels.sampler.fixed_row.FixedRow`). The race and the inverse
 CDF draw the bonus token from ``exp2((l − m)·LOG2E)``, so the bonus row gets its row
 max first.
 
@@ -50,12 +51,14 @@ from rslab.kernels.ops.uniform import uniform_ops
 from rslab.kernels.sampler.bodies import rowmax_body, sumexp_loop_body
 from rslab.kernels.sampler.draws import (
     DRAW_REGS,
+    PASS_METHODS,
     draw_constants,
     needs_row_max,
     sampler_draw,
     taken_registers,
 )
 from rslab.kernels.sampler.final_rows import FinalRow
+from rslab.kernels.sampler.fixed_row import FixedRow
 from rslab.kernels.sampler.invcdf_row import InvcdfRow
 from rslab.kernels.sampler.layout import PACKED_BYTES, Q_BYTES_PER_PACKED, SamplerLayout
 from rslab.kernels.sampler.plans import OPTIMISED, KernelPlan
@@ -95,6 +98,8 @@ from rslab.numerics.rng import PHILOX_M0, PHILOX_M1, PHILOX_W0, PHILOX_W1
 from rslab.randomness import ACCEPT, BONUS, RESIDUAL
 from rslab.schedule import Op, SlotModel
 
+ROW_CLASSES = {"invcdf": InvcdfRow, "fixed": FixedRow}
+"""The row class of a draw's residual and bonus rows (else ``FinalRow``)."""
 PHASES = ("setup", "max", "sumexp", "accept", "residual", "bonus")
 FIRST_ROW_TAGS = (1, 2, 6, 7)
 """DMA tags of the first row's chunks: its own buffer's, the second buffer's (the next
@@ -182,13 +187,15 @@ class _Builder:
         self.loop_pool = [r for r in LOOP_POOL[path] if r not in taken]
         self.p = ProgramText(plan.bundle_glue)
         self.loops: dict = {}
-        invcdf = self.draw[0] == "invcdf"
+        invcdf = self.draw[0] in PASS_METHODS
         self.final_u = 2 if path == "exact" or invcdf else plan.final_u
         if self.final_u not in (1, 2) or (self.final_u == 2 and path == "fast" and not invcdf
                                           and not plan.rotate_counters):
             raise ValueError("plan.final_u: the Fast path's final rows take one packed vector "
                              "per iteration, or two with rotate_counters (the token offsets' "
                              "registers hold the noise constants)")
+        self.q_after_row = bool(plan.prefetch and plan.q_fit and path == "fast"
+                                and self._outpaces_engine())
         self.chunks = self._chunks()
         self.first_chunks = self._first_row_chunks()
 
@@ -241,16 +248,43 @@ class _Builder:
         """The q row's chunks (packed vectors), multiples of the final rows' u except the last:
         a tenth of the row (fetched speculatively with the row), then a fifth and the rest,
         or (``plan.q_fit``) each chunk as large as can land while the residual loop runs over
-        the ones before it."""
+        the ones before it. A residual loop faster than the engine brings q
+        (``q_after_row``) gets a first chunk as large as the engine can bring during the
+        check after the next logits row (:meth:`_idle_share`), issued after that row."""
         n, u = self.L.n_packed, self.final_u
         if not self.plan.prefetch:
             return [(0, n)]
         first = min(n, max(u, (n // 10) // u * u))
+        if self.q_after_row:
+            first = min(n, max(first, int(n * self._idle_share()) // u * u))
         if self.plan.q_fit:
             bounds = self._fitted_bounds(first)
         else:
             bounds = [0, first, first + min(n - first, 2 * first), n]
         return [(a, b) for a, b in zip(bounds, bounds[1:], strict=False) if b > a]
+
+    def _outpaces_engine(self) -> bool:
+        """Whether the residual loop takes fewer cycles per packed vector than the DMA
+        engine needs for its q (the default machine): no chunk sizes can then keep up."""
+        pace = self.final_row("residual", 0, 0).cycles_per_packed()
+        return pace < Q_BYTES_PER_PACKED / MachineConfig().dma_bytes_per_cycle
+
+    def _idle_share(self) -> float:
+        """The share of a q row the engine can bring during an acceptance check after the
+        next logits row: the check's row max and sum-exp loops at their II, less the row's
+        transfer, over the q row's (the default machine)."""
+        plan, cfg = self.plan, MachineConfig()
+        rowmax = self.loop_of(rowmax_body(plan.rowmax_u, plan.land_fp32), plan.rowmax_u,
+                              plan.rowmax_style, {f"acc{i}": CARRIED[i]
+                                                  for i in range(plan.rowmax_u)})
+        w, su = plan.sumexp_workers, plan.sumexp_u
+        sumexp = self.loop_of(sumexp_loop_body(self.path, w, su, plan.land_fp32, plan.store_e),
+                              su, plan.sumexp_style, {f"acc{i}": CARRIED[i] for i in range(w)})
+        check = (rowmax.ii or rowmax.body_bundles) / plan.rowmax_u + (
+            sumexp.ii or sumexp.body_bundles) / su
+        per_row, per_q = PACKED_BYTES / cfg.dma_bytes_per_cycle, \
+            Q_BYTES_PER_PACKED / cfg.dma_bytes_per_cycle
+        return max(0.0, (check - per_row) / per_q)
 
     def _fitted_bounds(self, first: int) -> list:
         """Chunk ends after ``first``: chunk c + 1 (issued with the others when the residual
@@ -352,7 +386,7 @@ class _Builder:
     def pads(self):
         """The padding after the buffers (:meth:`SamplerLayout.pads`), for loops that read
         one vector past an odd row (the block argmax, the inverse CDF's pass)."""
-        if self.plan.argmax != "block" and self.draw[0] != "invcdf":
+        if self.plan.argmax != "block" and self.draw[0] not in PASS_METHODS:
             return
         words = sorted({w for _, w in self.L.pads()})
         regs = dict(zip(words, GLUE, strict=False))
@@ -383,7 +417,10 @@ class _Builder:
         p.steps(f"sld {S_X}, [s0 + {L.vm_id(r, s)}]", f"sshl {S_T[0]}, {S_X}, 2",
                 f"sadd {S_T[0]}, {S_T[0]}, {L.hbm_q_row(r, s)}", f"sli {S_T[1]}, {L.vm_qx}",
                 f"sli {S_T[2]}, 4", f"dma {S_T[1]}, {S_T[0]}, {S_T[2]}, 4")
-        if self.plan.prefetch:
+        if self.plan.prefetch and self.q_after_row:
+            self.fetch_row(r, s + 1)
+            self.fetch_q_chunk(r, s, 0)
+        elif self.plan.prefetch:
             self.fetch_q_chunk(r, s, 0)
             self.fetch_row(r, s + 1)
 
@@ -523,7 +560,7 @@ class _Builder:
 
     def final_row(self, kind: str, r: int, s: int):
         """The residual or bonus row of request ``r`` at position ``s``, for the draw."""
-        return (InvcdfRow if self.draw[0] == "invcdf" else FinalRow)(self, kind, r, s)
+        return ROW_CLASSES.get(self.draw[0], FinalRow)(self, kind, r, s)
 
     def residual(self, r, s):
         L, p, plan = self.L, self.p, self.plan
