@@ -23,8 +23,15 @@ def test_every_book_page_is_in_the_toc():
     assert not orphans, f"pages not in _toc.yml (they would not be built): {orphans}"
 
 
+MIN_CLAIMS = {"intro": 1, "01_algorithm": 5, "02_machine": 9, "03_dataflow": 8, "appendix": 2}
+"""The claims each page checks at quick scale (``rslab.chapters.claims``), at least."""
+
+
 @pytest.mark.pages
 @pytest.mark.parametrize("page", PAGES, ids=[p.stem for p in PAGES])
 def test_page_executes(page, monkeypatch):
     monkeypatch.setenv("RSLAB_SCALE", os.environ.get("RSLAB_SCALE", "quick"))
-    execute_page(page)
+    nb = execute_page(page)
+    claims = nb.metadata["rslab_claims"]
+    assert len(claims) >= MIN_CLAIMS.get(page.stem, 0), \
+        f"{page.stem} checks {len(claims)} claims, fewer than its {MIN_CLAIMS[page.stem]}"

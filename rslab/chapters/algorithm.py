@@ -103,3 +103,43 @@ def raw_bonus_frequencies(value: float, requests: int, path: str = "exact", V: i
         x = np.full((requests, V), value, np.float32) * LOG2E
     tokens = sample_scores(x, g).argmax(axis=-1)
     return np.bincount(tokens, minlength=V) / requests
+
+
+# ----------------------------------------------------------------- the 24-bit lattice's bias
+
+def runs_target(name: str, probs):
+    """A row of probabilities as a ``Target``: runs of equal float32 weights, heaviest first
+    (the law of each run; the row's order only moves ties between runs)."""
+    from rslab.numerics.targets import Target
+
+    vals, counts = np.unique(np.asarray(probs, np.float32), return_counts=True)
+    return Target(name, counts[::-1].astype(np.int64), vals[::-1].copy())
+
+
+def lattice_laws(targets: dict, noise: str = "div8") -> dict:
+    """``{(target, path): Discrepancy}``: the exact token law of the Exact path's and the
+    Fast path's (``noise``) Gumbel-max on each target, both over the 2^24-point lattice of
+    uniforms (``rslab.numerics.token_law``)."""
+    from rslab.numerics.token_law import token_law
+
+    return {(name, path): token_law(t, "gumbel", noise, path=path)
+            for name, t in targets.items() for path in ("exact", "fast")}
+
+
+def power_at(lam: float, samples: int, df: int) -> float:
+    """The power of a level-``detect.ALPHA`` χ² test with ``df`` degrees of freedom at
+    ``samples`` draws, for a law at χ² divergence ``lam`` from the target."""
+    from rslab.numerics.detect import ALPHA
+
+    crit = stats.chi2.ppf(1 - ALPHA, df)
+    return float(stats.ncx2.sf(crit, df, samples * lam))
+
+
+def fastlog_worst_error(fastlog) -> tuple[float, float]:
+    """(x, |fastlog(x) − log2 x|) at the largest absolute error over every float32 x in
+    [0.5, 2), the plateau near 1 included (``error_bound`` leaves it out)."""
+    bits = np.arange((126 << 23), (128 << 23), dtype=np.uint32)
+    x = bits.view(np.float32)
+    err = np.abs(fastlog(x).astype(np.float64) - np.log2(x.astype(np.float64)))
+    i = int(np.argmax(err))
+    return float(x[i]), float(err[i])
