@@ -1,6 +1,7 @@
 """rslab.chapters.prose and the pages' MyST: numbers cited by plain names, solutions as
 directives, the students' book without them."""
 
+import re
 import subprocess
 import sys
 
@@ -60,6 +61,13 @@ def test_a_page_citing_numbers_runs_inline_with_plain_names(page):
         f"{page.name} cites {{eval}} numbers: its top matter needs mystnb execution_mode inline"
     assert "{glue" not in text, f"{page.name}: mixes {{glue}} and {{eval}}"
     assert "```{admonition} Solution" not in text, f"{page.name}: a solution as an admonition"
+    cells = re.findall(r"```\{code-cell\}[^\n]*\n(.*?)```", text, re.DOTALL)
+    # MyST-NB's inline mode never runs a remove-cell cell, and after a cell whose last line
+    # ends with ";" IPython keeps every later {eval} quiet (it returns no output)
+    assert not [c for c in cells if c.lstrip().startswith(":tags:") and "remove-cell" in
+                c.split("\n", 1)[0]], f"{page.name}: a remove-cell cell (use remove-input)"
+    quiet = [c.rstrip().splitlines()[-1] for c in cells if c.rstrip().endswith(";")]
+    assert not quiet, f"{page.name}: a cell ends with ';' (assign the figure instead): {quiet}"
 
 
 STUDENT_PAGE = """---

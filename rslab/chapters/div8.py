@@ -82,11 +82,18 @@ def plateau_figure(scale: float):
             f"τ = {cfg.zero_threshold:.5f}: {here:,.1f} zeros per 2^20 draws (scaled)")
 
 
+K_MAX = 32.0
+"""The divisor slider's largest value."""
+PROFILE_LIMITS = ((1e-3, 1.25 * K_MAX), (1e-6, 20.0))
+"""The divisor figure's t and error axes: every divisor of the slider, its plateau and its
+worst error (up to ≈ 7, at the smallest t) inside them."""
+
+
 def divisor_figure(k: float):
     """Live frame: the same-input error of divisor ``k`` against the precise pipeline; the
     exact zero and plateau-hit counts as caption."""
     d = divisor_error_profile(k)
-    return npl.plot_divisor_profile(d), divisor_caption(k, d)
+    return npl.plot_divisor_profile(d, *PROFILE_LIMITS), divisor_caption(k, d)
 
 
 def plateau_control():
@@ -97,5 +104,55 @@ def plateau_control():
 
 def divisor_control():
     """The divisor k: 1 to 32 in steps of 0.5 live; powers of two precomputed."""
-    return float_control("k", 1.0, 32.0, step=0.5, frames=(1, 2, 4, 8, 16, 32), value=8,
+    return float_control("k", 1.0, K_MAX, step=0.5, frames=(1, 2, 4, 8, 16, 32), value=8,
                          label="divisor k")
+
+
+def tail_reach(top: int = 4096) -> dict:
+    """How far the scaled pipeline's upper tail reaches on the lattice: its largest g against
+    the lattice's own (the precise pipeline's), and how many distinct g the ``top`` largest
+    lattice uniforms give in each (``top`` distinct values when no mass is merged)."""
+    u = all_uniforms()[-top:]
+    g_scaled = get_noise("scaled")(u)
+    g_precise = get_noise("precise")(u)
+    return {"top": top, "g_max": float(g_scaled.max()), "g_max_lattice": float(g_precise.max()),
+            "distinct": int(np.unique(g_scaled).size),
+            "distinct_lattice": int(np.unique(g_precise).size)}
+
+
+def largest_log_error(lo: float = 0.5, hi: float = 2.0, log2: FastLog2 = DEFAULT_FASTLOG2) -> dict:
+    """The largest absolute error of ``log2`` over every float32 in ``[lo, hi)``, where it is,
+    whether it lies in the band ``|log2 x| < 2τ`` that ``error_bound()`` leaves out, and the
+    largest error outside that band (``outside``)."""
+    bits = np.arange(np.float32(lo).view(np.uint32), np.float32(hi).view(np.uint32),
+                     dtype=np.uint32)
+    x = bits.view(np.float32)
+    err = np.abs(log2(x).astype(np.float64) - np.log2(x.astype(np.float64)))
+    i = int(np.argmax(err))
+    bound = log2.error_bound()
+    excluded = np.abs(np.log2(x.astype(np.float64))) < 2 * log2.zero_threshold
+    return {"error": float(err[i]), "x": float(x[i]), "bound": bound,
+            "ratio": float(err[i]) / bound, "excluded": 2 * log2.zero_threshold,
+            "in_excluded": bool(excluded[i]), "outside": float(err[~excluded].max())}
+
+
+def atom_mass_estimate(k: float, log2: FastLog2 = DEFAULT_FASTLOG2) -> float:
+    """The Div-k atom's mass from the ideal law of t: density ``ln 2 · 2^-k`` at ``t = k``
+    times the plateau's width in t, ``k · 2τ ln 2``."""
+    return float(np.log(2) ** 2 * 2.0**-k * k * 2 * log2.zero_threshold)
+
+
+def clamp_t_lambda(log2: FastLog2 = DEFAULT_FASTLOG2) -> dict:
+    """Exact λ of the scaled pipeline and of the same pipeline with its plateau clamped
+    (``g = −fl(max(t, b⁺))`` for t in the plateau ``[a, b]``)."""
+    from rslab.numerics.search import exact_row
+
+    tr = get_noise("scaled", log2=log2).trace(all_uniforms())
+    a, b = log2.plateau()
+    t = tr["t"]
+    above = np.nextafter(np.float32(b), np.float32(np.inf))
+    clamped = np.where((t >= np.float32(a)) & (t <= np.float32(b)), above, t)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        g_clamp = -log2(clamped)
+    return {"scaled": exact_row("scaled", tr["g"])["lam"],
+            "clamp": exact_row("clamp", g_clamp)["lam"]}

@@ -58,14 +58,34 @@ def hold_figure(sfu_latencies: tuple, ylims):
     return draw
 
 
+VALU_RANGE = (1, 12)
+"""The VALU-latency slider's range."""
+HOLD_RANGE = (0, 6)
+"""The hold-issue slider's range."""
+
+
+def valu_ylims(workers: tuple):
+    """The VALU figure's y-limits, from the design points at every latency of the slider."""
+    lo, hi = VALU_RANGE
+    return sp.design_ylims([valu_points(v, tuple(workers)) for v in range(lo, hi + 1)])
+
+
+def hold_ylims(sfu_latencies: tuple):
+    """The hold figure's y-limits, from both plans at every hold of the slider."""
+    lo, hi = HOLD_RANGE
+    return sp.design_ylims([hold_points(h, tuple(sfu_latencies), plan_hold=p)
+                            for h in range(lo, hi + 1) for p in (None, 0)])
+
+
 def valu_latency_control(frames, value: int):
-    """VALU latency 1..12 live, ``frames`` precomputed."""
-    return int_control("valu_latency", 1, 12, frames=frames, value=value, label="VALU latency")
+    """VALU latency over ``VALU_RANGE`` live, ``frames`` precomputed."""
+    return int_control("valu_latency", *VALU_RANGE, frames=frames, value=value,
+                       label="VALU latency")
 
 
 def hold_control(frames, value: int):
-    """Hold-issue 0..6 live, ``frames`` precomputed."""
-    return int_control("hold", 0, 6, frames=frames, value=value, label="hold-issue")
+    """Hold-issue over ``HOLD_RANGE`` live, ``frames`` precomputed."""
+    return int_control("hold", *HOLD_RANGE, frames=frames, value=value, label="hold-issue")
 
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -130,3 +150,11 @@ def loop_bounds(vocab: int = 1024) -> list[dict]:
                          "res_mii": free.bounds.res_mii, "rec_mii": free.bounds.rec_mii,
                          "per_iteration": code.per_iteration, "unlimited_ii": free.ii})
     return rows
+
+
+def recurrence_bound(rows) -> dict:
+    """From :func:`loop_bounds`' rows: the loops whose recurrence binds (RecMII > ResMII), and
+    the largest RecMII / ResMII among the loops that do a Gumbel draw's work per vector."""
+    bound = [r["loop"] for r in rows if r["rec_mii"] > r["res_mii"]]
+    work = [r for r in rows if "Gumbel" in r["loop"] or r["loop"].startswith("sampler")]
+    return {"loops": bound, "work_ratio": max(r["rec_mii"] / r["res_mii"] for r in work)}

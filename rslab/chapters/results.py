@@ -106,3 +106,46 @@ def valu_ops_per_vector(plan, path: str, kind: str = "bonus") -> float:
                       else "offsets", argmax=plan.argmax,
                       hoisted=["v0"] * 4 if path == "exact" and plan.hoist_philox else None)
     return sum(slot_of(op.opcode) == "valu" for op in body) / (2 * u)
+
+
+def task_rows(beyond) -> list[dict]:
+    """Per test point and draw (rows of :func:`beyond_rows`): cycles, the floor of the
+    program's own work, the task's bound (what any program of that draw must spend) and what
+    binds it, and cycles over each."""
+    return [{"test point": r["name"], "draw": r["draw"], "cycles": f"{r['cycles']:,}",
+             "floor (this program's work)": f"{r['bound_cycles']:,}",
+             "cycles / floor": f"{r['ratio']:.2f}",
+             "task bound": f"{r['task_bound_cycles']:,} ({r['task_binding']})",
+             "cycles / task bound": f"{r['task_ratio']:.2f}"} for r in beyond]
+
+
+def below_other_floor(beyond) -> list[str]:
+    """The runs of :func:`beyond_rows` that take fewer cycles than the Div8 sampler's floor at
+    the same test point: a floor bounds its own program, not the machine."""
+    floor = {r["name"]: r["bound_cycles"] for r in beyond if r["draw"] == "gumbel-div8"}
+    return [f"{r['draw']} at {r['name']} ({r['cycles']:,} cycles against {floor[r['name']]:,})"
+            for r in beyond if r["draw"] != "gumbel-div8" and r["cycles"] < floor[r["name"]]]
+
+
+def exercise_runs(vocab: int = 1024) -> dict:
+    """The figures the exercises ask for, at a small ``vocab``: first-step reject against the
+    all-accept baseline's plan (``fr_naive_speedup``) and against its own
+    (``fr_speedup``); with a third VALU slot, each loop's II (``ii_2``, ``ii_3``, all-accept)
+    and the all-accept speedup (``aa_speedup_2``, ``aa_speedup_3``)."""
+    from rslab.fixtures import scenario_inputs
+    from rslab.kernels.sampler.plans import ALL_ACCEPT_BASELINE, FIRST_REJECT_BASELINE
+    from rslab.kernels.sampler.run import run_sampler
+    from rslab.machine import MachineConfig
+
+    fr = scenario_inputs("first-reject", V=vocab)
+    aa = scenario_inputs("all-accept", V=vocab)
+    fr_opt = run_sampler(fr, "fast", OPTIMISED).cycles
+    out = {"vocab": vocab,
+           "fr_naive_speedup": run_sampler(fr, "fast", ALL_ACCEPT_BASELINE).cycles / fr_opt,
+           "fr_speedup": run_sampler(fr, "fast", FIRST_REJECT_BASELINE).cycles / fr_opt}
+    for slots, config in ((2, MachineConfig()), (3, MachineConfig().with_(slots={"valu": 3}))):
+        opt = run_sampler(aa, "fast", OPTIMISED, config=config)
+        base = run_sampler(aa, "fast", ALL_ACCEPT_BASELINE, config=config)
+        out[f"ii_{slots}"] = {label: fig["ii"] for label, fig in opt.loops.items()}
+        out[f"aa_speedup_{slots}"] = base.cycles / opt.cycles
+    return out

@@ -192,14 +192,17 @@ def _pipelines(divisors, log2) -> dict:
 
 
 def stage_rows(result: mc.MonteCarloResult, divisors, baseline_name: str | None) -> list[dict]:
-    """One row per candidate: sampled criteria, exact λ and KS, change against the baseline."""
+    """One row per candidate: sampled criteria (pooled, and per seed), exact λ and KS, change
+    against the baseline."""
     names = {divisor_name(k): k for k in divisors}
     rows = []
     for name, cand in result.candidates.items():
         rows.append({"name": name, "divisor": names[name], "seeds": len(cand.seeds),
                      "samples": cand.total_samples, "mean_ks": cand.mean_ks, "chi2": cand.chi2,
                      "chi2_p": cand.chi2_p, "lam": cand.lam, "exact_ks": cand.exact_ks,
-                     "expected_chi2": mc.N_BINS - 1 + cand.total_samples * cand.lam})
+                     "expected_chi2": mc.N_BINS - 1 + cand.total_samples * cand.lam,
+                     "chi2_per_seed": cand.chi2_per_seed.tolist(),
+                     "ks_per_seed": cand.ks.tolist()})
     ks_rank = np.argsort(np.argsort([r["mean_ks"] for r in rows], kind="stable"), kind="stable")
     chi_rank = np.argsort(np.argsort([r["chi2"] for r in rows], kind="stable"), kind="stable")
     front = pareto_front([r["mean_ks"] for r in rows], [r["chi2"] for r in rows])

@@ -77,13 +77,14 @@ def plot_plateau_mass(ks, ideal, lattice, n: int = NOTE_SAMPLES):
     return fig
 
 
-def plot_divisor_profile(d: dict):
-    """The ``divisor_error_profile`` of one divisor, counts in the title."""
+def plot_divisor_profile(d: dict, xlim=(1e-3, 40.0), ylim=(1e-6, 20.0)):
+    """The ``divisor_error_profile`` of one divisor, counts in the title, on fixed axes (the
+    same for every frame of a slider)."""
     fig, ax = plt.subplots(figsize=(8, 3.2))
     ax.loglog(d["t"], np.where(d["worst"] > 0, d["worst"], np.nan), lw=1)
     ax.axvspan(*d["plateau"], color="r", alpha=0.2, label="plateau of fl(t/k)")
     ax.set(xlabel="t (second-layer input)", ylabel="max |g − g_precise| per t bin",
-           ylim=(1e-7, 1), title=f"k = {d['k']:g}: g = 0 {d['zeros']:,.1f}, plateau hits "
+           xlim=xlim, ylim=ylim, title=f"k = {d['k']:g}: g = 0 {d['zeros']:,.1f}, plateau hits "
            f"{d['hits']:,.1f} per 2^20 draws")
     ax.legend(fontsize=8, loc="upper right")
     ax.grid(alpha=0.3, which="both")

@@ -1,0 +1,124 @@
+"""The review's findings on the pipelining, Div8, Div14 and results chapters, one test each:
+the figure each chapter's corrected sentence rests on, computed by its chapter module."""
+
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from rslab.chapters import div8, div14, pipelining
+from rslab.numerics import separation
+from rslab.numerics.fastlog import DEFAULT_FASTLOG2 as FL
+
+
+def test_powers_of_two_differ_away_from_the_plateaus_through_the_logs_rounding():
+    for a, b in ((8.0, 16.0), (4.0, 8.0)):
+        d = div14.power_of_two_differences(a, b)
+        assert d["far"] > 0.9 * d["differ"] > 0
+        assert d["far_by_log_rounding"] == d["far"]
+    with pytest.raises(ValueError, match="power of two"):
+        div14.power_of_two_differences(8.0, 14.0)
+
+
+def test_the_scaled_tail_stops_short_of_the_lattice_and_merges_its_top():
+    r = div8.tail_reach()
+    assert r["g_max"] < r["g_max_lattice"] - 5
+    assert r["distinct"] < r["top"] // 2 and r["distinct_lattice"] == r["top"]
+
+
+def test_integer_divisors_rank_div9_before_div14_before_div7():
+    ranked = div14.integer_ranking(divisors=(7.0, 9.0, 14.0))
+    assert [r["name"] for r in ranked] == ["div9", "div14", "div7"]
+    assert ranked[0]["expected_chi2"] == pytest.approx(63 + 1e9 * ranked[0]["lam"])
+
+
+def _row(name, lam, chi2_per_seed, mean_ks, seeds=3):
+    return {"name": name, "lam": lam, "chi2": float(np.mean(chi2_per_seed)),
+            "chi2_per_seed": list(chi2_per_seed), "mean_ks": mean_ks, "seeds": seeds}
+
+
+def test_the_selection_report_says_what_the_sample_does_not_separate():
+    n = 10**8
+    null = separation.ks_null_mean(n)
+    finals = [_row("div14", 6.6e-7, [130, 128, 133], null),
+              _row("div8", 7.9e-7, [140, 131, 128], 3 * null)]
+    screening = finals + [_row("div9", 6.0e-7, [127, 129, 131], 1.05 * null)]
+    result = SimpleNamespace(config=SimpleNamespace(samples_per_seed=n), finals=finals,
+                             screening=screening)
+    rep = div14.selection_report(result)
+    ks = {r["name"]: r for r in rep["ks"]}
+    assert ks["div14"]["p"] > 0.5 and ks["div8"]["p"] < 1e-6
+    assert not rep["chi2"][0]["resolved"] and rep["chi2"][0]["inside_each_other"]
+    assert [d["name"] for d in rep["dropped"]] == ["div9"]
+
+
+def test_separation_resolves_a_large_paired_difference_and_rejects_bad_input():
+    assert separation.paired_p([100, 110, 105, 98], [200, 212, 207, 199]) < 1e-3
+    lo, hi = separation.chi2_band(715.8)
+    assert lo < 700 < 730 < hi
+    with pytest.raises(ValueError, match="same length"):
+        separation.paired_p([1.0], [2.0])
+    with pytest.raises(ValueError, match="seeds"):
+        separation.ks_against_null(1e-4, 10**8, 0)
+
+
+def test_the_largest_log_error_on_half_to_two_is_in_the_band_the_bound_leaves_out():
+    e = div8.largest_log_error()
+    assert e["in_excluded"] and e["ratio"] > 100 and e["error"] > FL.zero_threshold * 0.9
+
+
+def test_the_div8_atom_mass_formula_carries_ln2_squared():
+    hits = div8.plateau_hits(FL, 8, stride=4)[0]
+    assert div8.atom_mass_estimate(8) == pytest.approx(hits, rel=0.02)
+    assert div8.atom_mass_estimate(8) / np.log(2) == pytest.approx(hits / np.log(2), rel=0.02)
+    assert abs(div8.atom_mass_estimate(8) / np.log(2) - hits) > 0.3 * hits
+
+
+def test_the_recurrence_bound_list_names_the_bare_max_argmax_too():
+    rows = pipelining.loop_bounds()
+    rec = pipelining.recurrence_bound(rows)
+    assert "study: argmax (max)" in rec["loops"] and "study: argmax (select)" in rec["loops"]
+    assert rec["work_ratio"] < 1
+    by = {r["loop"]: r for r in rows}
+    assert by["study: argmax (max)"]["rec_mii"] < by["study: argmax (select)"]["rec_mii"]
+
+
+def test_the_divisor_figure_axes_fit_both_ends_of_its_slider():
+    (x0, x1), (y0, y1) = div8.PROFILE_LIMITS
+    for k in (1.0, div8.K_MAX):
+        d = div8.divisor_error_profile(k)
+        worst = d["worst"][d["worst"] > 0]
+        assert x0 <= d["t"][0] and d["plateau"][1] <= x1
+        assert y0 <= worst.min() and worst.max() <= y1
+
+
+def test_the_pipelining_sliders_limits_cover_every_value_of_their_range():
+    lims = pipelining.valu_ylims((1, 2, 4))
+    top = pipelining.valu_points(pipelining.VALU_RANGE[1], (1, 2, 4))
+    assert max(p["measured_ii"] for p in top) < lims[0][1]
+    hold = pipelining.hold_ylims((7, 20))
+    blind = pipelining.hold_points(pipelining.HOLD_RANGE[1], (7, 20), plan_hold=0)
+    assert max(p["stalls_per_iter"] for p in blind) < hold[1][1]
+
+
+def test_a_run_below_another_programs_floor_is_named():
+    from rslab.chapters import results
+
+    rows = [{"draw": "gumbel-div8", "name": "all-accept", "cycles": 300, "bound_cycles": 200,
+             "ratio": 1.5, "task_bound_cycles": 50, "task_binding": "dma", "task_ratio": 6.0},
+            {"draw": "invcdf-wide48", "name": "all-accept", "cycles": 150, "bound_cycles": 120,
+             "ratio": 1.25, "task_bound_cycles": 50, "task_binding": "dma", "task_ratio": 3.0}]
+    assert results.below_other_floor(rows) == ["invcdf-wide48 at all-accept (150 cycles "
+                                               "against 200)"]
+    assert results.task_rows(rows)[1]["task bound"] == "50 (dma)"
+
+
+def test_the_selection_report_reads_a_real_search():
+    from rslab.numerics import search
+
+    cfg = search.search_config("quick", divisors=(14.0,), samples_per_seed=2**16,
+                               finalists=1, grid=(), processes=1)
+    rep = div14.selection_report(search.run_search(cfg, progress=False, exact=False))
+    assert {r["name"] for r in rep["ks"]} == {"div8", rep["winner"]}
+    assert all(0 <= r["p"] <= 1 for r in rep["ks"]) and len(rep["chi2"]) == 1
+    assert rep["chi2"][0]["band_other"][0] < rep["chi2"][0]["band_other"][1]
