@@ -80,6 +80,14 @@ def expected_results():
     return ch.vocab_caption(768, run_scenarios(768, "fast", progress=False)["scenarios"])
 
 
+def results_sentence(vocab: int) -> str:
+    from rslab.kernels.sampler.scenarios import run_scenarios
+
+    aa = run_scenarios(vocab, "fast", progress=False)["scenarios"][0]
+    assert aa["name"] == "all-accept"
+    return f"goes from {aa['baseline_cycles']:,} to {aa['optimized_cycles']:,}"
+
+
 def machine_sentence(n_ops: int) -> str:
     from rslab.machine import assemble, simulate
     from rslab.machine import examples as ex
@@ -93,6 +101,12 @@ SENTENCES = {
     #           expected(after))
     "machine": ("ns = np.arange(1, 33)", "ns = np.arange(1, 21)", "The chain costs",
                 lambda: machine_sentence(32), lambda: machine_sentence(20)),
+    "div8": ("N = by_scale(quick=2**18,", "N = by_scale(quick=2**17,",
+             "The Monte Carlo runs below use", lambda: f"use {2**18:,} samples",
+             lambda: f"use {2**17:,} samples"),
+    "results": ("V_MAIN = by_scale(quick=1024,", "V_MAIN = by_scale(quick=768,",
+                "In the model, all-accept goes from", lambda: results_sentence(1024),
+                lambda: results_sentence(768)),
 }
 """How each chapter's test edits one parameter and finds the number in a sentence."""
 RAW_MYST = ("{glue", "{eval", "{cite", "```{admonition}", ":::{admonition}")
