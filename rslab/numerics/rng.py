@@ -78,14 +78,15 @@ def mix32(x) -> np.ndarray:
     return mix32_inplace(_as_u32(x, "x").copy())
 
 
-def mix32_inplace(x: np.ndarray) -> np.ndarray:
-    """``mix32`` computed in place on a uint32 array (no copy: the Monte Carlo hot path)."""
+def mix32_inplace(x: np.ndarray, tmp: np.ndarray | None = None) -> np.ndarray:
+    """``mix32`` computed in place on a uint32 array (no copy: the Monte Carlo hot path);
+    ``tmp``, a uint32 array of x's shape, holds the shifts (else one is allocated)."""
+    tmp = np.empty_like(x) if tmp is None else tmp
     with np.errstate(over="ignore"):
-        x ^= x >> np.uint32(16)
-        x *= np.uint32(0x7FEB352D)
-        x ^= x >> np.uint32(15)
-        x *= np.uint32(0x846CA68B)
-        x ^= x >> np.uint32(16)
+        for shift, mult in ((16, 0x7FEB352D), (15, 0x846CA68B), (16, None)):
+            np.bitwise_xor(x, np.right_shift(x, np.uint32(shift), out=tmp), out=x)
+            if mult is not None:
+                np.multiply(x, np.uint32(mult), out=x)
     return x
 
 
