@@ -30,6 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
+from rslab import memo
 from rslab.executors import default_workers
 from rslab.numerics import montecarlo as mc
 from rslab.numerics import stats, tails
@@ -248,23 +249,29 @@ def exact_row(name: str, g: np.ndarray, tail_ys=(8.0, 12.0, 16.0, 20.0)) -> dict
 
 def lambda_by_divisor(divisors, log2: FastLog2 = DEFAULT_FASTLOG2) -> np.ndarray:
     """Exact λ of each divisor's pipeline (bins only: cheaper than ``exact_search``)."""
-    divisors = check_divisors(divisors)
-    t = _first_layer(log2)
-    edges = stats.bin_edges(mc.N_BINS)
-    out = []
-    for k in divisors:
-        g = second_layer(t, k, log2).astype(np.float64)
-        p = np.bincount(np.searchsorted(edges, g, side="right"), minlength=mc.N_BINS)
-        p = p / mc.LATTICE_SIZE
-        out.append(float(((p - 1 / mc.N_BINS) ** 2 * mc.N_BINS).sum()))
-    return np.array(out)
+    return np.array([divisor_lambda(k, log2) for k in check_divisors(divisors)])
 
 
-def _exact_task(args, _shared=None):
-    k, log2, tail_ys = args
+@memo.cached
+def divisor_lambda(k: float, log2: FastLog2) -> float:
+    """Exact λ of ``div(k)`` under ``log2`` (one pass over the lattice, once per build)."""
+    g = second_layer(_first_layer(log2), k, log2).astype(np.float64)
+    p = np.bincount(np.searchsorted(stats.bin_edges(mc.N_BINS), g, side="right"),
+                    minlength=mc.N_BINS)
+    p = p / mc.LATTICE_SIZE
+    return float(((p - 1 / mc.N_BINS) ** 2 * mc.N_BINS).sum())
+
+
+@memo.cached
+def divisor_row(k: float, log2: FastLog2, tail_ys: tuple) -> dict:
+    """``exact_row`` of ``div(k)`` under ``log2``, with its ``divisor`` (once per build)."""
     row = exact_row(divisor_name(k), second_layer(_first_layer(log2), k, log2), tail_ys)
     row["divisor"] = k
     return row
+
+
+def _exact_task(args, _shared=None):
+    return divisor_row(*args)
 
 
 def exact_search(divisors, *, log2: FastLog2 = DEFAULT_FASTLOG2, processes: int = 1,
