@@ -125,6 +125,28 @@ class NoisePipeline:
         return second_layer_parts(t, self.divisor, self.log2)
 
 
+@functools.lru_cache(maxsize=2)
+def lattice_first_layer(log2: FastLog2, scaled: bool) -> np.ndarray:
+    """``t`` of every lattice uniform (read-only): the first layer is the same for every
+    divisor (and ``rangered``) under one ``log2``, so it is computed once per process."""
+    t = NoisePipeline("first layer", log2, None, scaled).trace(all_uniforms())["t"]
+    t.setflags(write=False)
+    return t
+
+
+def on_lattice(pipeline, chunk: int = 1 << 22) -> np.ndarray:
+    """``pipeline``'s g for every lattice uniform, in lattice order (float32, 2^24 values): a
+    fast-log pipeline's second layer on its shared first layer (the same bits as
+    ``pipeline(all_uniforms())``), any other callable on ``chunk`` uniforms at a time."""
+    if isinstance(pipeline, NoisePipeline) and pipeline.log2 is not None:
+        return pipeline.second_layer(lattice_first_layer(pipeline.log2, pipeline.scaled))[2]
+    u = all_uniforms()
+    out = np.empty(u.size, np.float32)
+    for s in range(0, u.size, chunk):
+        out[s:s + chunk] = pipeline(u[s:s + chunk])
+    return out
+
+
 class RangeReducedPipeline(NoisePipeline):
     """``rangered``: the scaled first layer, then the range-reduced second log (``tk`` is ``m``)."""
 

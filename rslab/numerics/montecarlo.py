@@ -37,6 +37,7 @@ import numpy as np
 from scipy import stats as sps
 
 from rslab.executors import LocalProcesses, Serial
+from rslab.numerics.gumbel import on_lattice
 from rslab.numerics.rng import (
     HW_KEY_SALT,
     UNIFORM_BITS,
@@ -271,7 +272,7 @@ class LatticeLaw:
     @classmethod
     def of(cls, name: str, pipeline) -> LatticeLaw:
         """The law of ``pipeline`` (a callable u → g on float32 arrays)."""
-        return cls.build(name, pipeline(lattice_uniforms()))
+        return cls.build(name, on_lattice(pipeline))
 
     def atom_counts(self, counts) -> np.ndarray:
         """How many of the counted lattice points fall on each distinct value (int64)."""

@@ -35,7 +35,7 @@ from rslab.executors import default_workers
 from rslab.numerics import montecarlo as mc
 from rslab.numerics import stats, tails
 from rslab.numerics.fastlog import DEFAULT_FASTLOG2, FastLog2
-from rslab.numerics.gumbel import get_noise, second_layer
+from rslab.numerics.gumbel import get_noise, lattice_first_layer, second_layer
 
 INTEGER_DIVISORS = tuple(float(k) for k in range(2, 17))
 NON_INTEGER_DIVISORS = (2.5, 3.5, 6.5, 9.5, 10.5, 12.5, 13.5, 14.5, 15.5, math.e, math.pi)
@@ -216,8 +216,10 @@ def stage_rows(result: mc.MonteCarloResult, divisors, baseline_name: str | None)
 
 @functools.lru_cache(maxsize=2)
 def _first_layer(log2: FastLog2) -> np.ndarray:
-    """t over the lattice (the first layer is the same for every divisor)."""
-    return get_noise("div8", log2=log2).trace(mc.lattice_uniforms())["t"]
+    """t over the lattice (the first layer is the same for every divisor); ValueError (from
+    ``get_noise``) for a ``log2`` whose first layer is not positive and finite."""
+    get_noise("div8", log2=log2)
+    return lattice_first_layer(log2, True)
 
 
 def exact_row(name: str, g: np.ndarray, tail_ys=(8.0, 12.0, 16.0, 20.0)) -> dict:
