@@ -98,9 +98,15 @@ def run_ends(sorted_values) -> np.ndarray:
 
 def atoms_ks(f, ends, total: int = LATTICE_SIZE) -> float:
     """KS distance of a law on the lattice: F at its sorted distinct values ``f`` and the last
-    lattice position of each (``ends``); ``max(after/total − F, F − before/total)`` in place."""
-    after = np.add(ends, 1, dtype=np.float64)
-    np.divide(after, total, out=after)
+    lattice position of each (``ends``)."""
+    return cumulative_ks(f, np.add(ends, 1, dtype=np.float64), total)
+
+
+def cumulative_ks(f, after, total: int) -> float:
+    """KS distance from F at sorted distinct values ``f``, given how many of ``total`` points lie
+    at or below each (``after``, integers): ``max(after/total − F, F − before/total)`` with
+    ``before`` the previous value's ``after`` (0 first), in two buffers."""
+    after = np.divide(after, total)
     line = np.subtract(after, f)
     d_plus = line.max()
     # before/total is after/total shifted by one, with 0 first (F − 0 is F exactly)
@@ -291,10 +297,23 @@ class LatticeLaw:
 
     def sample_stats(self, counts: np.ndarray) -> tuple[np.ndarray, float]:
         """(64 bin counts, KS distance) of a sample given how often each lattice point was drawn."""
-        per_atom = self.atom_counts(counts)
-        cum = np.concatenate([[0], np.cumsum(per_atom)])
-        bins = np.diff(cum[self.bin_atom_edges], prepend=0)
-        return bins, _ks(self.atom_cdf, per_atom)
+        if np.shape(counts) != (LATTICE_SIZE,):
+            raise ValueError(f"counts must have one entry per lattice point, "
+                             f"got shape {np.shape(counts)}")
+        run = np.asarray(counts)[self.order]
+        if run.dtype not in (np.uint32, np.uint64, np.int64):
+            raise ValueError(f"counts must be uint32, uint64 or int64, got {run.dtype}")
+        # the running total never exceeds the sample size, which fits the counts' dtype; at
+        # each atom's last lattice position it is the sample's count at or below that atom
+        np.add.accumulate(run, out=run)
+        after = run[self.ends]
+        n = int(after[-1])
+        if n <= 0:
+            raise ValueError("the sample must hold at least one value")
+        edges = self.bin_atom_edges
+        below = np.where(edges > 0, after[np.maximum(edges - 1, 0)], 0).astype(np.int64)
+        bins = np.diff(below, prepend=0)
+        return bins, cumulative_ks(self.atom_cdf, after, n)
 
     # the exact law
     def atoms(self) -> tuple[np.ndarray, np.ndarray]:
