@@ -20,6 +20,8 @@
 All functions are vectorised over NumPy arrays of ``uint32``.
 """
 
+import functools
+
 import numpy as np
 
 PHILOX_M0 = np.uint32(0xD2511F53)
@@ -95,6 +97,20 @@ def hw_random_words(key, counter) -> np.ndarray:
     k = _as_u32(key, "key")
     c = _as_u32(counter, "counter")
     return mix32(c ^ mix32(k ^ HW_KEY_SALT))
+
+
+@functools.lru_cache(maxsize=256)
+def hw_key_word(key: int) -> np.uint32:
+    """``mix32(key ^ HW_KEY_SALT)``: the key's half of ``hw_random_words``, once per key."""
+    return mix32(np.uint32(key) ^ HW_KEY_SALT)[()]
+
+
+def hw_random_words_into(key, counter: np.ndarray, out: np.ndarray,
+                         tmp: np.ndarray) -> np.ndarray:
+    """``hw_random_words(key, counter)`` written into ``out`` (uint32 arrays of the counter's
+    shape, ``tmp`` a scratch one; no validation: the simulator's per-op path)."""
+    np.bitwise_xor(counter, hw_key_word(int(key)), out=out)
+    return mix32_inplace(out, tmp)
 
 
 def uniform_from_index(k) -> np.ndarray:
