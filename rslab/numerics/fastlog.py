@@ -407,9 +407,17 @@ class FastExp2:
     def __call__(self, x) -> np.ndarray:
         x = _as_f32(x)
         xd = x.astype(np.float64).reshape(-1)
+        fin = (xd >= -126) & (xd < 128)  # false for ±inf and NaN too
+        if fin.all():  # the usual case: no masks to apply
+            return self._finite(xd).reshape(x.shape)
         out = np.zeros(xd.shape, np.float32)
-        fin = np.isfinite(xd) & (xd >= -126) & (xd < 128)
-        xf = xd[fin]
+        out[fin] = self._finite(xd[fin])
+        out[np.isnan(xd)] = np.nan
+        out[(xd >= 128)] = np.inf
+        return out.reshape(x.shape)
+
+    def _finite(self, xf):
+        """``2^x`` of float64 ``x`` in [−126, 128) (float32)."""
         n = np.floor(xf)
         fx = np.minimum(np.round((xf - n) * 2.0**32), 2.0**32 - 1).astype(np.int64)  # f to 32 bits
         s = self.index_bits
@@ -422,10 +430,7 @@ class FastExp2:
         sq = (d * d) >> 26
         acc += (c2[seg] * sq) >> (self.coeff_bits + 26 - p)
         m = acc.astype(np.float64) * 2.0**-p
-        out[fin] = _round_f64_to_f32(np.ldexp(m, n.astype(np.int64)), "toward_zero")
-        out[np.isnan(xd)] = np.nan
-        out[(xd >= 128)] = np.inf
-        return out.reshape(x.shape)
+        return _round_f64_to_f32(np.ldexp(m, n.astype(np.int64)), "toward_zero")
 
 
 @functools.lru_cache(maxsize=8)
