@@ -229,9 +229,7 @@ def exact_row(name: str, g: np.ndarray, tail_ys=(8.0, 12.0, 16.0, 20.0)) -> dict
     if s.shape != (mc.LATTICE_SIZE,) or np.isnan(s[-1]):
         raise ValueError(f"{name}: need 2^24 outputs without NaN")
     ends = mc.run_ends(s)
-    cuts = np.searchsorted(s, stats.bin_edges(mc.N_BINS), side="left")
-    p = np.diff(np.concatenate([[0], cuts, [s.size]])) / mc.LATTICE_SIZE
-    lam = float(((p - 1 / mc.N_BINS) ** 2 * mc.N_BINS).sum())
+    lam = sorted_lambda(s)
     ks = mc.atoms_ks(stats.gumbel2_cdf(s[ends]), ends)
     # +inf sorts last, after the finite values (no NaN here)
     n_inf = s.size - int(np.searchsorted(s, np.float32(np.inf), side="left"))
@@ -254,14 +252,17 @@ def lambda_by_divisor(divisors, log2: FastLog2 = DEFAULT_FASTLOG2) -> np.ndarray
     return np.array([divisor_lambda(k, log2) for k in check_divisors(divisors)])
 
 
+def sorted_lambda(s) -> float:
+    """λ of the 2^24 sorted lattice outputs ``s``: the 64 bins' counts from 63 binary searches."""
+    cuts = np.searchsorted(s, stats.bin_edges(mc.N_BINS), side="left")
+    p = np.diff(np.concatenate([[0], cuts, [s.size]])) / mc.LATTICE_SIZE
+    return float(((p - 1 / mc.N_BINS) ** 2 * mc.N_BINS).sum())
+
+
 @memo.cached
 def divisor_lambda(k: float, log2: FastLog2) -> float:
-    """Exact λ of ``div(k)`` under ``log2`` (one pass over the lattice, once per build)."""
-    g = second_layer(_first_layer(log2), k, log2).astype(np.float64)
-    p = np.bincount(np.searchsorted(stats.bin_edges(mc.N_BINS), g, side="right"),
-                    minlength=mc.N_BINS)
-    p = p / mc.LATTICE_SIZE
-    return float(((p - 1 / mc.N_BINS) ** 2 * mc.N_BINS).sum())
+    """Exact λ of ``div(k)`` under ``log2`` (the second layer and a sort, once per build)."""
+    return sorted_lambda(np.sort(second_layer(_first_layer(log2), k, log2), kind="stable"))
 
 
 @memo.cached
