@@ -34,6 +34,8 @@ from rslab.numerics.rng import UNIFORM_BITS, all_uniforms, uniform_from_index
 
 SCALE_GRID_BITS = 10
 """The first-layer scale ``c`` is a multiple of ``2^-SCALE_GRID_BITS`` (a short constant)."""
+LATTICE_CHUNK = 1 << 20
+"""Lattice points per pass of ``on_lattice`` (temporaries that stay in cache)."""
 SCALE_CHECK_POINTS = 1 << 16
 """How many of the largest lattice uniforms ``first_layer_scale`` checks (t grows fast below)."""
 
@@ -129,21 +131,25 @@ class NoisePipeline:
 def lattice_first_layer(log2: FastLog2, scaled: bool) -> np.ndarray:
     """``t`` of every lattice uniform (read-only): the first layer is the same for every
     divisor (and ``rangered``) under one ``log2``, so it is computed once per process."""
-    t = NoisePipeline("first layer", log2, None, scaled).trace(all_uniforms())["t"]
+    first = NoisePipeline("first layer", log2, None, scaled)
+    u = all_uniforms()
+    t = np.empty_like(u)
+    for s in range(0, u.size, LATTICE_CHUNK):
+        t[s:s + LATTICE_CHUNK] = first.trace(u[s:s + LATTICE_CHUNK])["t"]
     t.setflags(write=False)
     return t
 
 
-def on_lattice(pipeline, chunk: int = 1 << 22) -> np.ndarray:
-    """``pipeline``'s g for every lattice uniform, in lattice order (float32, 2^24 values): a
-    fast-log pipeline's second layer on its shared first layer (the same bits as
-    ``pipeline(all_uniforms())``), any other callable on ``chunk`` uniforms at a time."""
-    if isinstance(pipeline, NoisePipeline) and pipeline.log2 is not None:
-        return pipeline.second_layer(lattice_first_layer(pipeline.log2, pipeline.scaled))[2]
-    u = all_uniforms()
-    out = np.empty(u.size, np.float32)
-    for s in range(0, u.size, chunk):
-        out[s:s + chunk] = pipeline(u[s:s + chunk])
+def on_lattice(pipeline, chunk: int = LATTICE_CHUNK) -> np.ndarray:
+    """``pipeline``'s g for every lattice uniform, in lattice order (float32, 2^24 values), on
+    ``chunk`` points at a time: a fast-log pipeline's second layer on its shared first layer
+    (the same bits as ``pipeline(all_uniforms())``), any other callable on the uniforms."""
+    shared = isinstance(pipeline, NoisePipeline) and pipeline.log2 is not None
+    x = lattice_first_layer(pipeline.log2, pipeline.scaled) if shared else all_uniforms()
+    out = np.empty(x.size, np.float32)
+    for s in range(0, x.size, chunk):
+        part = x[s:s + chunk]
+        out[s:s + chunk] = pipeline.second_layer(part)[2] if shared else pipeline(part)
     return out
 
 

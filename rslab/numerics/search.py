@@ -35,7 +35,7 @@ from rslab.executors import default_workers
 from rslab.numerics import montecarlo as mc
 from rslab.numerics import stats, tails
 from rslab.numerics.fastlog import DEFAULT_FASTLOG2, FastLog2
-from rslab.numerics.gumbel import get_noise, lattice_first_layer, second_layer
+from rslab.numerics.gumbel import LATTICE_CHUNK, get_noise, lattice_first_layer, second_layer
 
 INTEGER_DIVISORS = tuple(float(k) for k in range(2, 17))
 NON_INTEGER_DIVISORS = (2.5, 3.5, 6.5, 9.5, 10.5, 12.5, 13.5, 14.5, 15.5, math.e, math.pi)
@@ -252,6 +252,16 @@ def lambda_by_divisor(divisors, log2: FastLog2 = DEFAULT_FASTLOG2) -> np.ndarray
     return np.array([divisor_lambda(k, log2) for k in check_divisors(divisors)])
 
 
+def lattice_noise(k: float, log2: FastLog2) -> np.ndarray:
+    """g of ``div(k)`` under ``log2`` at every lattice point: ``second_layer`` on the shared first
+    layer, a cache-sized piece at a time."""
+    t = _first_layer(log2)
+    out = np.empty_like(t)
+    for s in range(0, t.size, LATTICE_CHUNK):
+        out[s:s + LATTICE_CHUNK] = second_layer(t[s:s + LATTICE_CHUNK], k, log2)
+    return out
+
+
 def sorted_lambda(s) -> float:
     """λ of the 2^24 sorted lattice outputs ``s``: the 64 bins' counts from 63 binary searches."""
     cuts = np.searchsorted(s, stats.bin_edges(mc.N_BINS), side="left")
@@ -262,13 +272,13 @@ def sorted_lambda(s) -> float:
 @memo.cached
 def divisor_lambda(k: float, log2: FastLog2) -> float:
     """Exact λ of ``div(k)`` under ``log2`` (the second layer and a sort, once per build)."""
-    return sorted_lambda(np.sort(second_layer(_first_layer(log2), k, log2), kind="stable"))
+    return sorted_lambda(np.sort(lattice_noise(k, log2), kind="stable"))
 
 
 @memo.cached
 def divisor_row(k: float, log2: FastLog2, tail_ys: tuple) -> dict:
     """``exact_row`` of ``div(k)`` under ``log2``, with its ``divisor`` (once per build)."""
-    row = exact_row(divisor_name(k), second_layer(_first_layer(log2), k, log2), tail_ys)
+    row = exact_row(divisor_name(k), lattice_noise(k, log2), tail_ys)
     row["divisor"] = k
     return row
 
