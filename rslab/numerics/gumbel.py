@@ -109,18 +109,21 @@ class NoisePipeline:
         """All intermediates (float32): ``u``, ``uc``, ``l1`` (first log), ``t``, ``tk``, ``l2``,
         ``g``."""
         u = _as_u(u)
+        uc, l1, t = self.first_layer(u)
+        tk, l2, g = self.second_layer(t)
+        return {"u": u, "uc": uc, "l1": l1, "t": t, "tk": tk, "l2": l2, "g": g}
+
+    def first_layer(self, u):
+        """``(uc, l1, t)`` from the float32 uniforms ``u``: the (scaled) input, the first log
+        and ``t``."""
         fl = self.log2
         with np.errstate(invalid="ignore", divide="ignore"):
             if self.scaled:
                 uc = u * np.float32(self.scale)
                 l1 = fl(uc)
-                t = -(l1 - np.float32(np.log2(self.scale)))
-            else:
-                uc = u
-                l1 = fl(u)
-                t = -l1
-        tk, l2, g = self.second_layer(t)
-        return {"u": u, "uc": uc, "l1": l1, "t": t, "tk": tk, "l2": l2, "g": g}
+                return uc, l1, -(l1 - np.float32(np.log2(self.scale)))
+            l1 = fl(u)
+            return u, l1, -l1
 
     def second_layer(self, t):
         """``(tk, l2, g)`` from the first layer's ``t`` (see ``second_layer_parts``)."""
@@ -135,7 +138,7 @@ def lattice_first_layer(log2: FastLog2, scaled: bool) -> np.ndarray:
     u = all_uniforms()
     t = np.empty_like(u)
     for s in range(0, u.size, LATTICE_CHUNK):
-        t[s:s + LATTICE_CHUNK] = first.trace(u[s:s + LATTICE_CHUNK])["t"]
+        t[s:s + LATTICE_CHUNK] = first.first_layer(u[s:s + LATTICE_CHUNK])[2]
     t.setflags(write=False)
     return t
 
