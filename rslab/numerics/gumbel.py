@@ -130,12 +130,20 @@ class NoisePipeline:
         return second_layer_parts(t, self.divisor, self.log2)
 
 
+@functools.lru_cache(maxsize=1)
+def lattice() -> np.ndarray:
+    """``all_uniforms()``, computed once per process (read-only)."""
+    u = all_uniforms()
+    u.setflags(write=False)
+    return u
+
+
 @functools.lru_cache(maxsize=2)
 def lattice_first_layer(log2: FastLog2, scaled: bool) -> np.ndarray:
     """``t`` of every lattice uniform (read-only): the first layer is the same for every
     divisor (and ``rangered``) under one ``log2``, so it is computed once per process."""
     first = NoisePipeline("first layer", log2, None, scaled)
-    u = all_uniforms()
+    u = lattice()
     t = np.empty_like(u)
     for s in range(0, u.size, LATTICE_CHUNK):
         t[s:s + LATTICE_CHUNK] = first.first_layer(u[s:s + LATTICE_CHUNK])[2]
@@ -148,7 +156,7 @@ def on_lattice(pipeline, chunk: int = LATTICE_CHUNK) -> np.ndarray:
     ``chunk`` points at a time: a fast-log pipeline's second layer on its shared first layer
     (the same bits as ``pipeline(all_uniforms())``), any other callable on the uniforms."""
     shared = isinstance(pipeline, NoisePipeline) and pipeline.log2 is not None
-    x = lattice_first_layer(pipeline.log2, pipeline.scaled) if shared else all_uniforms()
+    x = lattice_first_layer(pipeline.log2, pipeline.scaled) if shared else lattice()
     out = np.empty(x.size, np.float32)
     for s in range(0, x.size, chunk):
         part = x[s:s + chunk]

@@ -37,11 +37,10 @@ import numpy as np
 from scipy import stats as sps
 
 from rslab.executors import LocalProcesses, Serial
-from rslab.numerics.gumbel import on_lattice
+from rslab.numerics.gumbel import lattice, on_lattice
 from rslab.numerics.rng import (
     HW_KEY_SALT,
     UNIFORM_BITS,
-    all_uniforms,
     mix32,
     mix32_inplace,
     philox4x32,
@@ -230,12 +229,9 @@ def lattice_counts(seed: int, n: int, *, rng: str = "hw", chunk: int = DEFAULT_C
 
 # --------------------------------------------------------------------------- laws
 
-@functools.lru_cache(maxsize=1)
 def lattice_uniforms() -> np.ndarray:
-    """``all_uniforms()``, computed once per process (read-only)."""
-    u = all_uniforms()
-    u.setflags(write=False)
-    return u
+    """``all_uniforms()``, computed once per process (read-only; ``gumbel.lattice``)."""
+    return lattice()
 
 
 @dataclass(frozen=True)
