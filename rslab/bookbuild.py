@@ -22,6 +22,9 @@ import time
 from pathlib import Path
 
 EXECUTION_DATA = Path("_build") / "execution.json"
+MEMO_DIR = Path("_build") / "memo"
+MEMO_ENV = "RSLAB_MEMO_DIR"
+"""The environment variable ``rslab.memo`` reads (this module imports nothing of rslab)."""
 REMOTE_ASSET = re.compile(
     r"<(?:script|link|img|iframe)\b[^>]{0,500}?\b(?:src|href)=[\"']((?:https?:)?//[^\"'\s]+)",
     re.IGNORECASE)
@@ -70,6 +73,11 @@ def main(argv=None) -> int:
     for stale in ("html", "jupyter_execute", "screenshots"):  # pages of removed chapters
         shutil.rmtree(out / "_build" / stale, ignore_errors=True)
     (out / EXECUTION_DATA).unlink(missing_ok=True)
+    # this build's cache of deterministic results, empty at the start (see rslab.memo)
+    memo_dir = out.resolve() / MEMO_DIR
+    shutil.rmtree(memo_dir, ignore_errors=True)
+    memo_dir.mkdir(parents=True)
+    os.environ[MEMO_ENV] = str(memo_dir)
     cmd = [str(Path(sys.executable).with_name("jupyter-book")), "build", args.path, "--all"]
     if args.strict:
         cmd += ["-W", "-n", "--keep-going"]

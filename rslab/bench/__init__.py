@@ -9,8 +9,8 @@ import importlib
 
 from rslab.bench.registry import BENCHMARKS, as_text
 
-MODULES = ("reference", "numerics", "search", "sweep", "pipelining", "machine", "kernels",
-           "dataflow", "draws", "token_laws")
+MODULES = ("reference", "numerics", "search", "sweep", "floors", "pipelining", "machine",
+           "kernels", "dataflow", "draws", "token_laws")
 """The modules of this package that register benchmarks, in the order they run."""
 
 

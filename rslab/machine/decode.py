@@ -45,6 +45,12 @@ class CompiledBundle(NamedTuple):
     """Closures executing the ops, in bundle order."""
     post: tuple
     """Closures copying scratch destinations back (a register read and written in one bundle)."""
+    run: tuple
+    """``execs`` then ``post``: the closures an issue runs, in order."""
+    sfu: bool
+    """The bundle pushes to or pops from the SFU."""
+    mem: bool
+    """The bundle loads or stores."""
 
 
 class LoopEntry(NamedTuple):
@@ -188,7 +194,9 @@ class Decoder:
         compiled = CompiledBundle(
             srcs, tuple(parts["writes"]), tuple(parts["loads"]), tuple(parts["stores"]),
             tuple(parts["pushes"]), tuple(parts["pops"]), parts["dmawait"],
-            tuple(parts["dmas"]), parts["branch"], tuple(parts["execs"]), tuple(post))
+            tuple(parts["dmas"]), parts["branch"], tuple(parts["execs"]), tuple(post),
+            tuple(parts["execs"]) + tuple(post), bool(parts["pushes"] or parts["pops"]),
+            bool(parts["loads"] or parts["stores"]))
         return compiled, info, use
 
     def op(self, pc, op, d, parts) -> int | None:

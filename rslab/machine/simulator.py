@@ -292,7 +292,7 @@ class _Core:
         x = self._wait_operands(b)
         if x > t:
             t, cause = x, RAW
-        if b.loads or b.stores:
+        if b.mem:
             x = self._wait_ports(b)
             if x > t:
                 t, cause = x, BANK
@@ -395,16 +395,14 @@ class _Core:
         if b.branch is not None:
             kind, reg, _ = b.branch
             taken = kind == 0 or (self.ctx.S[reg] == 0) == (kind == 1)
-        if b.pops or b.pushes:
+        if b.sfu:
             self._sfu(b, t)
-        for f in b.execs:
-            f()
-        for f in b.post:
+        for f in b.run:
             f()
         ready = self.ready
         for r, lat in b.writes:
             ready[r] = t + lat
-        if b.loads or b.stores:
+        if b.mem:
             self._book_ports(b, t)
         if b.dmas:
             self._start_dmas(b, t, pc)

@@ -9,7 +9,7 @@ SFU pushes and pops are handled there too (they need the issue cycle).
 import numpy as np
 
 from rslab.machine.bf16 import f32_to_bf16_bits
-from rslab.numerics.rng import hw_random_words
+from rslab.numerics.rng import hw_random_words_into
 
 MASK32 = 0xFFFFFFFF
 ALL_ONES = np.uint32(MASK32)
@@ -135,11 +135,8 @@ def compile_valu(name, vd, srcs, ctx):
         iota = ctx.iota
         return lambda: np.copyto(rd, iota)
     if name == "vrand":
-        rc, sk = ra, srcs[1][1]
-
-        def run():
-            rd[:] = hw_random_words(np.uint32(S[sk]), rc)
-        return run
+        rc, sk, tmp = ra, srcs[1][1], np.empty_like(rd)
+        return lambda: hw_random_words_into(S[sk], rc, rd, tmp)
     raise AssertionError(name)
 
 

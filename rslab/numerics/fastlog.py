@@ -199,51 +199,76 @@ class FastLog2:
         x = _as_f32(x)
         flat = np.ascontiguousarray(x).reshape(-1)
         out = np.empty(flat.shape, np.float32)
-        c0, c1, c2 = _tables(self)
+        bits = flat.view(np.uint32)
+        work = _Workspace(min(_CHUNK, flat.size))
+        tables = _hi_tables(self)
         for start in range(0, flat.size, _CHUNK):
             sl = slice(start, start + _CHUNK)
-            out[sl] = self._eval(flat[sl].view(np.uint32), c0, c1, c2)
+            self._eval(bits[sl], out[sl], tables, work)
         return out.reshape(x.shape)
 
-    def _accumulate(self, bits, c0, c1, c2):
-        s = self.index_bits
+    def _cut(self, v, shift):
+        """``v`` (int64, in place) cut by ``shift`` fractional bits (a negative shift widens)."""
+        if shift <= 0:
+            return np.left_shift(v, -shift, out=v)
+        if self.product_rounding == "nearest":
+            v += 1 << (shift - 1)
+        return np.right_shift(v, shift, out=v)
+
+    def _accumulate(self, bits, tables, work):
+        """``Y = e·2^P + C0 + T1 [+ T2]`` (int64) of the positive normal inputs among ``bits``.
+
+        ``tables`` are indexed by the top ``9 + index_bits`` bits (sign, exponent, segment),
+        ``e·2^P + C0`` already added in the first, so each term is one gather.
+        """
+        m = bits.size
+        hi, d, acc, tmp = work.hi[:m], work.d[:m], work.acc[:m], work.tmp[:m]
+        base, c1, c2 = tables
         p = self.product_bits
-        b = bits.astype(np.int64)
-        e = ((b >> 23) & 0xFF) - 127
-        seg = (b >> (_MANT_BITS - s)) & ((1 << s) - 1)
-        d = b & ((1 << (_MANT_BITS - s)) - 1)
-        t1 = c1[seg] * d
-        sh1 = self.c1_bits + _MANT_BITS - p
-        acc = self._cut(t1, sh1) + (c0[seg] << (p - self.c0_bits))
+        np.right_shift(bits, np.uint32(_MANT_BITS - self.index_bits), out=hi)
+        np.bitwise_and(bits, np.uint32((1 << (_MANT_BITS - self.index_bits)) - 1), out=d)
+        np.take(base, hi, out=acc)
+        np.take(c1, hi, out=tmp)
+        tmp *= d
+        acc += self._cut(tmp, self.c1_bits + _MANT_BITS - p)
         if self.degree == 2:
-            sq = (d * d) >> (2 * _MANT_BITS - self.square_bits)
-            t2 = c2[seg] * sq
-            acc += self._cut(t2, self.c2_bits + self.square_bits - p)
+            np.multiply(d, d, out=d)
+            np.right_shift(d, 2 * _MANT_BITS - self.square_bits, out=d)
+            np.take(c2, hi, out=tmp)
+            tmp *= d
+            acc += self._cut(tmp, self.c2_bits + self.square_bits - p)
         if self.output_fraction_bits is not None:
+            # e·2^P is a multiple of 2^drop, so rounding the sum rounds the fraction alone
             drop = p - self.output_fraction_bits
             if drop:
-                acc = ((acc + (1 << (drop - 1))) >> drop) << drop
-        return (e << p) + acc
+                acc += 1 << (drop - 1)
+                np.right_shift(acc, drop, out=acc)
+                np.left_shift(acc, drop, out=acc)
+        return acc
 
-    def _cut(self, v, shift):
-        if shift <= 0:
-            return v << -shift
-        if self.product_rounding == "nearest":
-            v = v + (1 << (shift - 1))
-        return v >> shift
-
-    def _eval(self, bits, c0, c1, c2):
-        y = self._accumulate(bits, c0, c1, c2)
+    def _eval(self, bits, out, tables, work):
+        """The model on ``bits`` (uint32 views of float32), written into ``out`` (float32)."""
+        y = self._accumulate(bits, tables, work)
+        m = bits.size
         p = self.product_bits
         if self.zero_threshold > 0:
+            # |y| < thr  ⟺  0 ≤ y + thr − 1 ≤ 2·thr − 2 (as unsigned)
             thr = int(np.ceil(self.zero_threshold * 2.0**p))
-            y[np.abs(y) < thr] = 0
-        out = _round_f64_to_f32(y.astype(np.float64) * 2.0**-p, self.output_rounding)
-        expo = (bits >> 23) & 0xFF
-        neg = bits >> 31 != 0
-        special = (expo == 0) | (expo == 0xFF) | neg
+            tmp = work.tmp[:m]
+            np.add(y, thr - 1, out=tmp)
+            flat = np.less(tmp.view(np.uint64), np.uint64(2 * thr - 1), out=work.mask[:m])
+            np.copyto(y, 0, where=flat)
+        if self.output_rounding == "nearest":
+            # int64 · 2^-P in float64 is exact (|y| < 2^53), then one rounding to float32
+            np.multiply(y, 2.0**-p, out=out, casting="unsafe")
+        else:
+            out[...] = _round_f64_to_f32(y.astype(np.float64) * 2.0**-p, self.output_rounding)
+        # positive normal ⟺ 0x00800000 ≤ bits < 0x7F800000 (one wrapping subtraction)
+        low = np.subtract(bits, np.uint32(0x00800000), out=work.u32[:m])
+        special = np.greater_equal(low, np.uint32(0x7F000000), out=work.mask[:m])
         if special.any():
-            ex, ng, man = expo[special], neg[special], bits[special] & 0x7FFFFF
+            sb = bits[special]
+            ex, ng, man = (sb >> 23) & 0xFF, sb >> 31 != 0, sb & 0x7FFFFF
             res = np.full(ex.shape, np.nan, np.float32)
             res[(ex == 0xFF) & ~ng & (man == 0)] = np.inf
             res[ex == 0] = -np.inf  # ±0 and subnormals (flushed to zero)
@@ -280,6 +305,30 @@ def _tables(cfg: FastLog2):
         arr.setflags(write=False)
     return c0, c1, c2
 
+
+
+class _Workspace:
+    """The buffers of one evaluation (a chunk's worth each)."""
+
+    def __init__(self, m: int):
+        self.hi, self.d, self.acc, self.tmp = (np.empty(m, np.int64) for _ in range(4))
+        self.u32 = np.empty(m, np.uint32)
+        self.mask = np.empty(m, bool)
+
+
+@functools.lru_cache(maxsize=8)
+def _hi_tables(cfg: FastLog2):
+    """``(e·2^P + C0·2^(P − c0_bits), C1, C2)`` indexed by ``bits >> (23 − index_bits)``: the
+    sign, the 8 exponent bits and the segment (entries of negative inputs are unused)."""
+    c0, c1, c2 = _tables(cfg)
+    s, p = cfg.index_bits, cfg.product_bits
+    hi = np.arange(1 << (9 + s), dtype=np.int64)
+    seg = hi & ((1 << s) - 1)
+    e = ((hi >> s) & 0xFF) - 127
+    tabs = ((e << p) + (c0[seg] << (p - cfg.c0_bits)), c1[seg], c2[seg])
+    for arr in tabs:
+        arr.setflags(write=False)
+    return tabs
 
 
 @functools.lru_cache(maxsize=64)
@@ -358,9 +407,17 @@ class FastExp2:
     def __call__(self, x) -> np.ndarray:
         x = _as_f32(x)
         xd = x.astype(np.float64).reshape(-1)
+        fin = (xd >= -126) & (xd < 128)  # false for ±inf and NaN too
+        if fin.all():  # the usual case: no masks to apply
+            return self._finite(xd).reshape(x.shape)
         out = np.zeros(xd.shape, np.float32)
-        fin = np.isfinite(xd) & (xd >= -126) & (xd < 128)
-        xf = xd[fin]
+        out[fin] = self._finite(xd[fin])
+        out[np.isnan(xd)] = np.nan
+        out[(xd >= 128)] = np.inf
+        return out.reshape(x.shape)
+
+    def _finite(self, xf):
+        """``2^x`` of float64 ``x`` in [−126, 128) (float32)."""
         n = np.floor(xf)
         fx = np.minimum(np.round((xf - n) * 2.0**32), 2.0**32 - 1).astype(np.int64)  # f to 32 bits
         s = self.index_bits
@@ -373,10 +430,7 @@ class FastExp2:
         sq = (d * d) >> 26
         acc += (c2[seg] * sq) >> (self.coeff_bits + 26 - p)
         m = acc.astype(np.float64) * 2.0**-p
-        out[fin] = _round_f64_to_f32(np.ldexp(m, n.astype(np.int64)), "toward_zero")
-        out[np.isnan(xd)] = np.nan
-        out[(xd >= 128)] = np.inf
-        return out.reshape(x.shape)
+        return _round_f64_to_f32(np.ldexp(m, n.astype(np.int64)), "toward_zero")
 
 
 @functools.lru_cache(maxsize=8)

@@ -34,6 +34,8 @@ from rslab.numerics.rng import UNIFORM_BITS, all_uniforms, uniform_from_index
 
 SCALE_GRID_BITS = 10
 """The first-layer scale ``c`` is a multiple of ``2^-SCALE_GRID_BITS`` (a short constant)."""
+LATTICE_CHUNK = 1 << 20
+"""Lattice points per pass of ``on_lattice`` (temporaries that stay in cache)."""
 SCALE_CHECK_POINTS = 1 << 16
 """How many of the largest lattice uniforms ``first_layer_scale`` checks (t grows fast below)."""
 
@@ -107,22 +109,59 @@ class NoisePipeline:
         """All intermediates (float32): ``u``, ``uc``, ``l1`` (first log), ``t``, ``tk``, ``l2``,
         ``g``."""
         u = _as_u(u)
+        uc, l1, t = self.first_layer(u)
+        tk, l2, g = self.second_layer(t)
+        return {"u": u, "uc": uc, "l1": l1, "t": t, "tk": tk, "l2": l2, "g": g}
+
+    def first_layer(self, u):
+        """``(uc, l1, t)`` from the float32 uniforms ``u``: the (scaled) input, the first log
+        and ``t``."""
         fl = self.log2
         with np.errstate(invalid="ignore", divide="ignore"):
             if self.scaled:
                 uc = u * np.float32(self.scale)
                 l1 = fl(uc)
-                t = -(l1 - np.float32(np.log2(self.scale)))
-            else:
-                uc = u
-                l1 = fl(u)
-                t = -l1
-        tk, l2, g = self.second_layer(t)
-        return {"u": u, "uc": uc, "l1": l1, "t": t, "tk": tk, "l2": l2, "g": g}
+                return uc, l1, -(l1 - np.float32(np.log2(self.scale)))
+            l1 = fl(u)
+            return u, l1, -l1
 
     def second_layer(self, t):
         """``(tk, l2, g)`` from the first layer's ``t`` (see ``second_layer_parts``)."""
         return second_layer_parts(t, self.divisor, self.log2)
+
+
+@functools.lru_cache(maxsize=1)
+def lattice() -> np.ndarray:
+    """``all_uniforms()``, computed once per process (read-only)."""
+    u = all_uniforms()
+    u.setflags(write=False)
+    return u
+
+
+@functools.lru_cache(maxsize=2)
+def lattice_first_layer(log2: FastLog2, scaled: bool) -> np.ndarray:
+    """``t`` of every lattice uniform (read-only): the first layer is the same for every
+    divisor (and ``rangered``) under one ``log2``, so it is computed once per process."""
+    first = NoisePipeline("first layer", log2, None, scaled)
+    u = lattice()
+    t = np.empty_like(u)
+    for s in range(0, u.size, LATTICE_CHUNK):
+        t[s:s + LATTICE_CHUNK] = first.first_layer(u[s:s + LATTICE_CHUNK])[2]
+    t.setflags(write=False)
+    return t
+
+
+def on_lattice(pipeline, chunk: int = LATTICE_CHUNK) -> np.ndarray:
+    """``pipeline``'s g for every lattice uniform, in lattice order (float32, 2^24 values), on
+    ``chunk`` points at a time: a fast-log pipeline's second layer on its shared first layer
+    (the same bits as ``pipeline(all_uniforms())``), any other callable on the uniforms."""
+    shared = isinstance(pipeline, NoisePipeline) and pipeline.log2 is not None
+    x = lattice_first_layer(pipeline.log2, pipeline.scaled) if shared else lattice()
+    out = np.empty(x.size, np.float32)
+    for s in range(0, x.size, chunk):
+        part = x[s:s + chunk]
+        out[s:s + chunk] = pipeline.second_layer(part)[2] if shared else pipeline(part)
+    return out
 
 
 class RangeReducedPipeline(NoisePipeline):

@@ -37,10 +37,10 @@ import numpy as np
 from scipy import stats as sps
 
 from rslab.executors import LocalProcesses, Serial
+from rslab.numerics.gumbel import lattice, on_lattice
 from rslab.numerics.rng import (
     HW_KEY_SALT,
     UNIFORM_BITS,
-    all_uniforms,
     mix32,
     mix32_inplace,
     philox4x32,
@@ -75,16 +75,42 @@ def _ks(f, counts) -> float:
     Values with count 0 may be dropped or kept: their terms never exceed a
     neighbour's, so the result is the same bits either way (dropped when sparse).
     """
-    nonzero = np.flatnonzero(counts)
-    if nonzero.size < counts.size // 4:
+    if np.count_nonzero(counts) < counts.size // 4:
+        nonzero = np.flatnonzero(counts)
         f, counts = f[nonzero], counts[nonzero]
     after = np.cumsum(counts)
     n = int(after[-1]) if after.size else 0
     if n <= 0:
         raise ValueError("the sample must hold at least one value")
-    d_plus = np.max(after / n - f)
+    line = np.divide(after, n)
+    d_plus = np.subtract(line, f, out=line).max()
     after -= counts
-    return float(max(d_plus, np.max(f - after / n)))
+    np.divide(after, n, out=line)
+    return float(max(d_plus, np.subtract(f, line, out=line).max()))
+
+
+def run_ends(sorted_values) -> np.ndarray:
+    """The last index of each run of equal values in a sorted array (int64)."""
+    return np.append(np.flatnonzero(sorted_values[1:] != sorted_values[:-1]),
+                     sorted_values.size - 1)
+
+
+def atoms_ks(f, ends, total: int = LATTICE_SIZE) -> float:
+    """KS distance of a law on the lattice: F at its sorted distinct values ``f`` and the last
+    lattice position of each (``ends``)."""
+    return cumulative_ks(f, np.add(ends, 1, dtype=np.float64), total)
+
+
+def cumulative_ks(f, after, total: int) -> float:
+    """KS distance from F at sorted distinct values ``f``, given how many of ``total`` points lie
+    at or below each (``after``, integers): ``max(after/total − F, F − before/total)`` with
+    ``before`` the previous value's ``after`` (0 first), in two buffers."""
+    after = np.divide(after, total)
+    line = np.subtract(after, f)
+    d_plus = line.max()
+    # before/total is after/total shifted by one, with 0 first (F − 0 is F exactly)
+    d_minus = max(np.subtract(f[1:], after[:-1], out=line[1:]).max(initial=-np.inf), f[0])
+    return float(max(d_plus, d_minus))
 
 
 def ks_from_atoms(values, counts) -> float:
@@ -140,15 +166,28 @@ def stream_words(seed: int, start: int, stop: int, rng: str = "hw") -> np.ndarra
     if not 0 <= start <= stop <= MAX_SAMPLES_PER_SEED:
         raise ValueError(f"need 0 <= start <= stop <= 2^32, got start={start}, stop={stop}")
     if rng == "hw":
-        # hw_random_words(seed, i) = mix32(i ^ mix32(seed ^ salt)), in place for speed.
-        x = np.arange(start, stop, dtype=np.uint64).astype(np.uint32)
-        x ^= mix32(np.uint32(seed) ^ HW_KEY_SALT)
-        return mix32_inplace(x)
+        return _hw_words(seed, start, np.empty(stop - start, np.uint32))
     first, last = start // 4, -(-stop // 4)
     ctr = np.zeros((last - first, 4), dtype=np.uint32)
     ctr[:, 0] = np.arange(first, last, dtype=np.uint64).astype(np.uint32)
     words = philox4x32(ctr, np.array([seed, 0], dtype=np.uint32)).reshape(-1)
     return words[start - 4 * first: stop - 4 * first]
+
+
+def _hw_words(seed: int, start: int, out: np.ndarray, tmp: np.ndarray | None = None):
+    """Words ``start .. start + out.size − 1`` of the hw stream of ``seed``, written into ``out``:
+    ``hw_random_words(seed, i) = mix32(i ^ mix32(seed ^ salt))``, in place."""
+    np.add(_counter_ramp(out.size), np.uint32(start), out=out)
+    out ^= mix32(np.uint32(seed) ^ HW_KEY_SALT)
+    return mix32_inplace(out, tmp)
+
+
+@functools.lru_cache(maxsize=2)
+def _counter_ramp(m: int) -> np.ndarray:
+    """0, 1, …, m − 1 as uint32 (read-only)."""
+    r = np.arange(m, dtype=np.uint32)
+    r.setflags(write=False)
+    return r
 
 
 def _chunks(n: int, chunk: int):
@@ -168,10 +207,20 @@ def lattice_counts(seed: int, n: int, *, rng: str = "hw", chunk: int = DEFAULT_C
     ``first`` on."""
     n = _check_samples(n)
     chunk = _check_chunk(chunk)
+    seed = _check_seed(seed)
+    _check_rng(rng)
+    if not 0 <= first <= first + n <= MAX_SAMPLES_PER_SEED:
+        raise ValueError(f"need 0 <= start <= stop <= 2^32, got start={first}, stop={first + n}")
     counts = np.zeros(LATTICE_SIZE, dtype=np.uint32 if n < 2**32 else np.uint64)
     one = counts.dtype.type(1)
+    words, tmp = np.empty(min(n, chunk), np.uint32), np.empty(min(n, chunk), np.uint32)
     for start, stop in _chunks(n, chunk):
-        k = stream_words(seed, first + start, first + stop, rng) >> np.uint32(32 - UNIFORM_BITS)
+        if rng == "hw":
+            k = _hw_words(seed, first + start, words[:stop - start], tmp[:stop - start])
+        else:
+            k = stream_words(seed, first + start, first + stop, rng)
+        np.right_shift(k, np.uint32(32 - UNIFORM_BITS), out=k)
+        k.sort()  # the same counts; sorted indices make the scatter cache-friendly
         np.add.at(counts, k, one)
         if on_chunk is not None:
             on_chunk(stop - start)
@@ -180,12 +229,9 @@ def lattice_counts(seed: int, n: int, *, rng: str = "hw", chunk: int = DEFAULT_C
 
 # --------------------------------------------------------------------------- laws
 
-@functools.lru_cache(maxsize=1)
 def lattice_uniforms() -> np.ndarray:
-    """``all_uniforms()``, computed once per process (read-only)."""
-    u = all_uniforms()
-    u.setflags(write=False)
-    return u
+    """``all_uniforms()``, computed once per process (read-only; ``gumbel.lattice``)."""
+    return lattice()
 
 
 @dataclass(frozen=True)
@@ -215,9 +261,9 @@ class LatticeLaw:
             raise ValueError(f"{name}: g contains NaN; the bins and the KS distance are undefined")
         order = np.argsort(values, kind="stable").astype(np.int32)
         sorted_values = values[order]
-        ends = np.append(np.flatnonzero(sorted_values[1:] != sorted_values[:-1]),
-                         LATTICE_SIZE - 1).astype(np.int32)
+        ends = run_ends(sorted_values).astype(np.int32)
         atoms = sorted_values[ends]
+        del sorted_values
         # atoms in bins 0..j are those below edge j (bin j is [edge_{j-1}, edge_j))
         edges = np.append(np.searchsorted(atoms.astype(np.float64), bin_edges(N_BINS),
                                           side="left"), atoms.size)
@@ -228,7 +274,7 @@ class LatticeLaw:
     @classmethod
     def of(cls, name: str, pipeline) -> LatticeLaw:
         """The law of ``pipeline`` (a callable u → g on float32 arrays)."""
-        return cls.build(name, pipeline(lattice_uniforms()))
+        return cls.build(name, on_lattice(pipeline))
 
     def atom_counts(self, counts) -> np.ndarray:
         """How many of the counted lattice points fall on each distinct value (int64)."""
@@ -247,10 +293,23 @@ class LatticeLaw:
 
     def sample_stats(self, counts: np.ndarray) -> tuple[np.ndarray, float]:
         """(64 bin counts, KS distance) of a sample given how often each lattice point was drawn."""
-        per_atom = self.atom_counts(counts)
-        cum = np.concatenate([[0], np.cumsum(per_atom)])
-        bins = np.diff(cum[self.bin_atom_edges], prepend=0)
-        return bins, _ks(self.atom_cdf, per_atom)
+        if np.shape(counts) != (LATTICE_SIZE,):
+            raise ValueError(f"counts must have one entry per lattice point, "
+                             f"got shape {np.shape(counts)}")
+        run = np.asarray(counts)[self.order]
+        if run.dtype not in (np.uint32, np.uint64, np.int64):
+            raise ValueError(f"counts must be uint32, uint64 or int64, got {run.dtype}")
+        # the running total never exceeds the sample size, which fits the counts' dtype; at
+        # each atom's last lattice position it is the sample's count at or below that atom
+        np.add.accumulate(run, out=run)
+        after = run[self.ends]
+        n = int(after[-1])
+        if n <= 0:
+            raise ValueError("the sample must hold at least one value")
+        edges = self.bin_atom_edges
+        below = np.where(edges > 0, after[np.maximum(edges - 1, 0)], 0).astype(np.int64)
+        bins = np.diff(below, prepend=0)
+        return bins, cumulative_ks(self.atom_cdf, after, n)
 
     # the exact law
     def atoms(self) -> tuple[np.ndarray, np.ndarray]:
@@ -274,10 +333,7 @@ class LatticeLaw:
 
     def exact_ks(self) -> float:
         """sup|F_law - F| of the exact law (what a sample's KS distance converges to)."""
-        after = self.ends.astype(np.int64) + 1
-        before = np.concatenate([[0], after[:-1]])
-        return float(max(np.max(after / LATTICE_SIZE - self.atom_cdf),
-                         np.max(self.atom_cdf - before / LATTICE_SIZE)))
+        return atoms_ks(self.atom_cdf, self.ends)
 
 
 def predicted_chi2(lam: float, n: int, n_bins: int = N_BINS):

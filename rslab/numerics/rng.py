@@ -20,6 +20,8 @@
 All functions are vectorised over NumPy arrays of ``uint32``.
 """
 
+import functools
+
 import numpy as np
 
 PHILOX_M0 = np.uint32(0xD2511F53)
@@ -78,14 +80,15 @@ def mix32(x) -> np.ndarray:
     return mix32_inplace(_as_u32(x, "x").copy())
 
 
-def mix32_inplace(x: np.ndarray) -> np.ndarray:
-    """``mix32`` computed in place on a uint32 array (no copy: the Monte Carlo hot path)."""
+def mix32_inplace(x: np.ndarray, tmp: np.ndarray | None = None) -> np.ndarray:
+    """``mix32`` computed in place on a uint32 array (no copy: the Monte Carlo hot path);
+    ``tmp``, a uint32 array of x's shape, holds the shifts (else one is allocated)."""
+    tmp = np.empty_like(x) if tmp is None else tmp
     with np.errstate(over="ignore"):
-        x ^= x >> np.uint32(16)
-        x *= np.uint32(0x7FEB352D)
-        x ^= x >> np.uint32(15)
-        x *= np.uint32(0x846CA68B)
-        x ^= x >> np.uint32(16)
+        for shift, mult in ((16, 0x7FEB352D), (15, 0x846CA68B), (16, None)):
+            np.bitwise_xor(x, np.right_shift(x, np.uint32(shift), out=tmp), out=x)
+            if mult is not None:
+                np.multiply(x, np.uint32(mult), out=x)
     return x
 
 
@@ -94,6 +97,20 @@ def hw_random_words(key, counter) -> np.ndarray:
     k = _as_u32(key, "key")
     c = _as_u32(counter, "counter")
     return mix32(c ^ mix32(k ^ HW_KEY_SALT))
+
+
+@functools.lru_cache(maxsize=256)
+def hw_key_word(key: int) -> np.uint32:
+    """``mix32(key ^ HW_KEY_SALT)``: the key's half of ``hw_random_words``, once per key."""
+    return mix32(np.uint32(key) ^ HW_KEY_SALT)[()]
+
+
+def hw_random_words_into(key, counter: np.ndarray, out: np.ndarray,
+                         tmp: np.ndarray) -> np.ndarray:
+    """``hw_random_words(key, counter)`` written into ``out`` (uint32 arrays of the counter's
+    shape, ``tmp`` a scratch one; no validation: the simulator's per-op path)."""
+    np.bitwise_xor(counter, hw_key_word(int(key)), out=out)
+    return mix32_inplace(out, tmp)
 
 
 def uniform_from_index(k) -> np.ndarray:

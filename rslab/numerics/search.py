@@ -30,11 +30,12 @@ from pathlib import Path
 
 import numpy as np
 
+from rslab import memo
 from rslab.executors import default_workers
 from rslab.numerics import montecarlo as mc
 from rslab.numerics import stats, tails
 from rslab.numerics.fastlog import DEFAULT_FASTLOG2, FastLog2
-from rslab.numerics.gumbel import get_noise, second_layer
+from rslab.numerics.gumbel import LATTICE_CHUNK, get_noise, lattice_first_layer, second_layer
 
 INTEGER_DIVISORS = tuple(float(k) for k in range(2, 17))
 NON_INTEGER_DIVISORS = (2.5, 3.5, 6.5, 9.5, 10.5, 12.5, 13.5, 14.5, 15.5, math.e, math.pi)
@@ -218,31 +219,32 @@ def stage_rows(result: mc.MonteCarloResult, divisors, baseline_name: str | None)
 
 @functools.lru_cache(maxsize=2)
 def _first_layer(log2: FastLog2) -> np.ndarray:
-    """t over the lattice (the first layer is the same for every divisor)."""
-    return get_noise("div8", log2=log2).trace(mc.lattice_uniforms())["t"]
+    """t over the lattice (the first layer is the same for every divisor); ValueError (from
+    ``get_noise``) for a ``log2`` whose first layer is not positive and finite."""
+    get_noise("div8", log2=log2)
+    return lattice_first_layer(log2, True)
 
 
 def exact_row(name: str, g: np.ndarray, tail_ys=(8.0, 12.0, 16.0, 20.0)) -> dict:
     """λ, exact KS and tail figures of g over the lattice, from one sort (no argsort)."""
-    s = np.sort(np.asarray(g, dtype=np.float32))
+    # lattice outputs are nearly sorted already: a merge sort is the fastest
+    s = np.sort(np.asarray(g, dtype=np.float32), kind="stable")
     if s.shape != (mc.LATTICE_SIZE,) or np.isnan(s[-1]):
         raise ValueError(f"{name}: need 2^24 outputs without NaN")
-    ends = np.append(np.flatnonzero(s[1:] != s[:-1]), s.size - 1)
-    atoms = s[ends].astype(np.float64)
-    cuts = np.searchsorted(s, stats.bin_edges(mc.N_BINS), side="left")
-    p = np.diff(np.concatenate([[0], cuts, [s.size]])) / mc.LATTICE_SIZE
-    lam = float(((p - 1 / mc.N_BINS) ** 2 * mc.N_BINS).sum())
-    f = stats.gumbel2_cdf(atoms)
-    after = ends + 1
-    before = np.concatenate([[0], after[:-1]])
-    ks = float(max(np.max(after / mc.LATTICE_SIZE - f), np.max(f - before / mc.LATTICE_SIZE)))
-    finite = s[np.isfinite(s)]
-    g_max = float(finite[-1])
+    ends = mc.run_ends(s)
+    lam = sorted_lambda(s)
+    ks = mc.atoms_ks(stats.gumbel2_cdf(s[ends]), ends)
+    # +inf sorts last, after the finite values (no NaN here)
+    n_inf = s.size - int(np.searchsorted(s, np.float32(np.inf), side="left"))
+    g_max = float(s[s.size - n_inf - 1]) if n_inf < s.size else -np.inf
+    if not np.isfinite(g_max):
+        raise ValueError(f"{name}: no finite output")
     ys = np.asarray(tail_ys, dtype=np.float64)
     law_p = 1 - np.searchsorted(s, ys, side="right") / mc.LATTICE_SIZE
-    top = np.count_nonzero(s == np.float32(g_max))
+    top = int(np.searchsorted(s, np.float32(g_max), side="right")
+              - np.searchsorted(s, np.float32(g_max), side="left"))
     return {"name": name, "lam": lam, "exact_ks": ks, "g_max": g_max,
-            "p_inf": float(np.count_nonzero(np.isposinf(s)) / mc.LATTICE_SIZE),
+            "p_inf": float(n_inf / mc.LATTICE_SIZE),
             "p_top_atom": top / mc.LATTICE_SIZE,
             "ideal_beyond_max": float(stats.gumbel2_sf(g_max)), "tail_y": ys.tolist(),
             "tail_ratio": (law_p / stats.gumbel2_sf(ys)).tolist()}
@@ -250,23 +252,42 @@ def exact_row(name: str, g: np.ndarray, tail_ys=(8.0, 12.0, 16.0, 20.0)) -> dict
 
 def lambda_by_divisor(divisors, log2: FastLog2 = DEFAULT_FASTLOG2) -> np.ndarray:
     """Exact λ of each divisor's pipeline (bins only: cheaper than ``exact_search``)."""
-    divisors = check_divisors(divisors)
+    return np.array([divisor_lambda(k, log2) for k in check_divisors(divisors)])
+
+
+def lattice_noise(k: float, log2: FastLog2) -> np.ndarray:
+    """g of ``div(k)`` under ``log2`` at every lattice point: ``second_layer`` on the shared first
+    layer, a cache-sized piece at a time."""
     t = _first_layer(log2)
-    edges = stats.bin_edges(mc.N_BINS)
-    out = []
-    for k in divisors:
-        g = second_layer(t, k, log2).astype(np.float64)
-        p = np.bincount(np.searchsorted(edges, g, side="right"), minlength=mc.N_BINS)
-        p = p / mc.LATTICE_SIZE
-        out.append(float(((p - 1 / mc.N_BINS) ** 2 * mc.N_BINS).sum()))
-    return np.array(out)
+    out = np.empty_like(t)
+    for s in range(0, t.size, LATTICE_CHUNK):
+        out[s:s + LATTICE_CHUNK] = second_layer(t[s:s + LATTICE_CHUNK], k, log2)
+    return out
+
+
+def sorted_lambda(s) -> float:
+    """λ of the 2^24 sorted lattice outputs ``s``: the 64 bins' counts from 63 binary searches."""
+    cuts = np.searchsorted(s, stats.bin_edges(mc.N_BINS), side="left")
+    p = np.diff(np.concatenate([[0], cuts, [s.size]])) / mc.LATTICE_SIZE
+    return float(((p - 1 / mc.N_BINS) ** 2 * mc.N_BINS).sum())
+
+
+@memo.cached
+def divisor_lambda(k: float, log2: FastLog2) -> float:
+    """Exact λ of ``div(k)`` under ``log2`` (the second layer and a sort, once per build)."""
+    return sorted_lambda(np.sort(lattice_noise(k, log2), kind="stable"))
+
+
+@memo.cached
+def divisor_row(k: float, log2: FastLog2, tail_ys: tuple) -> dict:
+    """``exact_row`` of ``div(k)`` under ``log2``, with its ``divisor`` (once per build)."""
+    row = exact_row(divisor_name(k), lattice_noise(k, log2), tail_ys)
+    row["divisor"] = k
+    return row
 
 
 def _exact_task(args, _shared=None):
-    k, log2, tail_ys = args
-    row = exact_row(divisor_name(k), second_layer(_first_layer(log2), k, log2), tail_ys)
-    row["divisor"] = k
-    return row
+    return divisor_row(*args)
 
 
 def exact_search(divisors, *, log2: FastLog2 = DEFAULT_FASTLOG2, processes: int = 1,

@@ -11,6 +11,7 @@ for a DMA, which are charged to ``dma_wait``).
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field, replace
 
@@ -70,6 +71,12 @@ class SamplerRun:
     @property
     def largest_float_difference(self) -> float:
         return float(max([c["max_abs_diff"] for c in self.float_checks.values()] or [0.0]))
+
+
+@functools.lru_cache(maxsize=64)
+def assembled(text: str):
+    """``assemble(text)``, once per program text in a process (a ``Program`` is immutable)."""
+    return assemble(text)
 
 
 def phase_cycles(run) -> dict:
@@ -140,7 +147,7 @@ def run_sampler(inputs, path: str = "fast", plan: KernelPlan = OPTIMISED, *, see
         raise ValueError("kernel: built for another layout, path or draw")
     ref = rejection_sample(l, q, ids, path=path, seed=seed, diagnostics=compare,
                            **({"method": draw[0], "noise": draw[1]} if path == "fast" else {}))
-    program = assemble(kernel.text)
+    program = assembled(kernel.text)
     run = simulate(program, config, hbm=layout.hbm_image(l, q, ids, seed), trace=True)
     outputs = layout.read_outputs(run)
     checks = {}

@@ -1,0 +1,43 @@
+"""The build's cache of deterministic results: computed once per folder, the same bits."""
+
+import numpy as np
+
+from rslab import memo
+from rslab.numerics import search
+from rslab.numerics.fastlog import DEFAULT_FASTLOG2
+
+CALLS = []
+
+
+@memo.cached
+def _square(x, *, plus=0):
+    CALLS.append(x)
+    return {"y": np.float64(x) ** 2 + plus}
+
+
+def test_computed_once_per_folder_and_arguments(tmp_path, monkeypatch):
+    CALLS.clear()
+    monkeypatch.setenv(memo.ENV, str(tmp_path / "a"))
+    assert _square(3.0) == _square(3.0) == {"y": 9.0}
+    assert _square(3.0, plus=1) == {"y": 10.0}
+    assert CALLS == [3.0, 3.0]
+    monkeypatch.setenv(memo.ENV, str(tmp_path / "b"))  # a new build: computed again
+    _square(3.0)
+    assert CALLS == [3.0, 3.0, 3.0]
+
+
+def test_without_a_folder_nothing_is_kept(monkeypatch):
+    CALLS.clear()
+    monkeypatch.delenv(memo.ENV, raising=False)
+    _square(2.0)
+    _square(2.0)
+    assert CALLS == [2.0, 2.0]
+
+
+def test_a_cached_grid_point_is_the_computed_one(tmp_path, monkeypatch):
+    monkeypatch.setenv(memo.ENV, str(tmp_path))
+    args = (10.25, DEFAULT_FASTLOG2, (8.0, 20.0))
+    first, again = search.divisor_row(*args), search.divisor_row(*args)
+    plain = search.divisor_row.uncached(*args)
+    assert first == again == plain
+    assert len(list(tmp_path.iterdir())) == 1
