@@ -1,4 +1,4 @@
-"""The reference's race and inverse-CDF draws of one token per row (Fast path).
+"""The reference's race and inverse-CDF draws (float32 and fixed-point) of one token per row.
 
 ``draw_tokens(method, noise, seed, requests, position, purpose, w)`` takes the
 float32 weights ``w`` [n, V] of n rows (residual weights, or the bonus row's

@@ -50,7 +50,7 @@ Write ``p_i = w_i/W``, ``π_b = W_b/W`` (exact block masses), ``ρ_l = w_l/W_b``
 * The two levels: ``1 + χ²(P ‖ p) = Σ_b (π̂_b²/π_b)(1 + χ²(ρ̂_b ‖ ρ_b))``, so
   ``χ² ≤ χ²₁ + K₂ + χ²₁·K₂`` with ``K₂ = K(128, 2^62)`` (:func:`chi2_bound`).
 
-For V = 154,880 (1,210 blocks): ``χ² ≤ 1.89·10^-13`` for **every** row of finite
+For V = 154,880 (1,210 blocks): ``χ² ≤ 1.88·10^-13`` for **every** row of finite
 non-negative weights with a positive total, whatever its scale, its order or its
 tail (:data:`GUARANTEE`); the float32 block sums' ``γ²`` is nearly all of it. The
 target is ``w/Σw`` of the float32 weights the core computed: their own error
@@ -260,4 +260,4 @@ def chi2_bound(vocab: int, fraction_bits: int = FRACTION_BITS,
 
 
 GUARANTEE = chi2_bound(154_880)
-"""The bound at the note's vocabulary, 1.89·10^-13."""
+"""The bound at the note's vocabulary, 1.88·10^-13."""
