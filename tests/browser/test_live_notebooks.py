@@ -26,6 +26,7 @@ is also written there, which is how the how-to-run page gets its picture.
 
 import json
 import os
+import re
 import secrets
 import shutil
 import socket
@@ -308,22 +309,36 @@ def check_sentence(page, chapter: str):
     page.screenshot(path=str(SHOTS / f"lab_{chapter}_sentence.png"))
 
 
+RENDERED = (".jp-MarkdownCell .jp-RenderedMarkdown, .jp-MarkdownCell .jp-RenderedMySTMarkdown, "
+            ".jp-MarkdownCell .myst")
+"""The rendered Markdown of the cells (the hidden source editors hold the same text)."""
+MARKUP = re.compile(r"[$`{}*\[\]_\\<>|]")
+
+
+def probe_text(solution: str, source: str) -> str:
+    """The longest run of plain prose in a solution that the page's source holds only once:
+    what the rendered page shows word for word there and nowhere else (math, code and roles
+    render differently)."""
+    body = [ln for ln in solution.splitlines()[1:] if ln.strip() and not ln.startswith(":")]
+    runs = sorted((part.strip() for ln in body for part in MARKUP.split(ln)), key=len,
+                  reverse=True)
+    return next(run for run in runs if source.count(run) == 1)[:40]
+
+
 def check_solutions_hidden(page, chapter: str, source: str):
-    """Every solution's first line of text is hidden until its dropdown is clicked."""
+    """Every solution's text is hidden until its dropdown is clicked."""
     from rslab.chapters.prose import solutions
 
-    texts = [next(line for line in s.splitlines()[1:] if line and not line.startswith(":"))
-             for s in solutions(source)]
+    texts = [probe_text(s, source) for s in solutions(source)]
     assert texts, f"{chapter}: the page has no solution directive"
     for text in texts:
-        probe = page.locator(".jp-MarkdownCell .jp-Cell-inputArea").get_by_text(
-            text.strip()[:40]).first
+        probe = page.locator(RENDERED).get_by_text(text).first
         assert not probe.is_visible(), f"{chapter}: a solution is visible unopened: {text!r}"
     first = page.locator(".jp-MarkdownCell summary", has_text="Solution").first
     first.scroll_into_view_if_needed()
     first.click()
-    page.locator(".jp-MarkdownCell .jp-Cell-inputArea").get_by_text(
-        texts[0].strip()[:40]).first.wait_for(state="visible", timeout=10_000)
+    page.locator(RENDERED).get_by_text(texts[0]).first.wait_for(state="visible",
+                                                                timeout=10_000)
     page.screenshot(path=str(SHOTS / f"lab_{chapter}_solution.png"))
 
 
