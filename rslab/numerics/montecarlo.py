@@ -276,14 +276,19 @@ class LatticeLaw:
         """The law of ``pipeline`` (a callable u → g on float32 arrays)."""
         return cls.build(name, on_lattice(pipeline))
 
-    def atom_counts(self, counts) -> np.ndarray:
-        """How many of the counted lattice points fall on each distinct value (int64)."""
+    def _sorted(self, counts) -> np.ndarray:
+        """``counts`` (one entry per lattice point, uint32/uint64/int64) in the outputs' order."""
         if np.shape(counts) != (LATTICE_SIZE,):
             raise ValueError(f"counts must have one entry per lattice point, "
                              f"got shape {np.shape(counts)}")
-        sorted_counts = np.asarray(counts)[self.order]
-        if sorted_counts.dtype not in (np.uint32, np.uint64, np.int64):
-            raise ValueError(f"counts must be uint32, uint64 or int64, got {sorted_counts.dtype}")
+        run = np.asarray(counts)[self.order]
+        if run.dtype not in (np.uint32, np.uint64, np.int64):
+            raise ValueError(f"counts must be uint32, uint64 or int64, got {run.dtype}")
+        return run
+
+    def atom_counts(self, counts) -> np.ndarray:
+        """How many of the counted lattice points fall on each distinct value (int64)."""
+        sorted_counts = self._sorted(counts)
         # the running total never exceeds the sample size, which fits the counts' dtype
         cum = np.add.accumulate(sorted_counts, dtype=sorted_counts.dtype)[self.ends]
         out = np.empty(cum.size, dtype=np.int64)
@@ -293,12 +298,7 @@ class LatticeLaw:
 
     def sample_stats(self, counts: np.ndarray) -> tuple[np.ndarray, float]:
         """(64 bin counts, KS distance) of a sample given how often each lattice point was drawn."""
-        if np.shape(counts) != (LATTICE_SIZE,):
-            raise ValueError(f"counts must have one entry per lattice point, "
-                             f"got shape {np.shape(counts)}")
-        run = np.asarray(counts)[self.order]
-        if run.dtype not in (np.uint32, np.uint64, np.int64):
-            raise ValueError(f"counts must be uint32, uint64 or int64, got {run.dtype}")
+        run = self._sorted(counts)
         # the running total never exceeds the sample size, which fits the counts' dtype; at
         # each atom's last lattice position it is the sample's count at or below that atom
         np.add.accumulate(run, out=run)
