@@ -148,3 +148,55 @@ def test_isa_lists_every_mnemonic_with_its_cycles_on_this_machine():
         ("sfu", "sfu", 20, 2)
     assert "vunpack.lo" in rslab("isa").stdout
     one_error(rslab("isa", "vunpak.lo"), "(did you mean vunpack.lo?)")
+
+
+CHAIN = ("iterations 20\n"
+         "before: sli s10, 4096\n"
+         "before: sli s12, 4096      # a copy of the base: s10 advances in the loop\n"
+         "before: vli v1, 1.0\n"
+         "after: vld v5, [s12 + 10240]   # the last iteration's store\n"
+         "x = vld [s10 + 0 + 512*i]     # what the iteration before stored\n"
+         "y = vadd.f32 x, v1\n"
+         "vst y, [s10 + 512 + 512*i]\n")
+
+
+def test_a_store_and_the_next_iterations_load_stay_in_order(tmp_path):
+    """Memory aliasing: each iteration loads what the previous one stored, so the 20th store
+    holds 20.0 (the pipelined program once stored 1.0 there: its loads overtook the stores).
+    The report names the dependence, and the recurrence through memory binds."""
+    (tmp_path / "chain.s").write_text(CHAIN)
+    out = rslab("pipeline", tmp_path / "chain.s", "-o", "-")
+    assert out.returncode == 0, out.stderr
+    assert "memory dependences: vst:8 → x (store → load, 1 iteration(s) later" in out.stderr
+    assert "RecMII 8 (critical recurrence: x → y → vst:8 → x)" in out.stderr
+    sim = rslab("sim", "-", "--json", "--regs", "v5", stdin=out.stdout)
+    assert json.loads(sim.stdout)["registers"]["v5"]["f32_lanes_0_7"] == [20.0] * 8
+
+
+def test_a_store_through_a_base_of_unknown_value_is_refused_naming_both_lines(tmp_path):
+    body = tmp_path / "unknown.s"
+    body.write_text("before: sli s10, 4096\nbefore: smov s11, s10\n"
+                    "x = vld [s10 + 0 + 512*i]\nvst x, [s11 + 512 + 512*i]\n")
+    one_error(rslab("pipeline", body), f"{body}:4: error: this store through s11 and the load "
+              "of line 3 through s10 may touch the same bytes, and the value of s11 when "
+              "the loop starts is unknown")
+
+
+LOOP = "x = vld [s1 + 0 + 512*i]\nvst x, [s2 + 65536 + 512*i]\n"
+HOSTILE_BODIES = [  # (body, the line the error names, what it says)
+    ("before: vadd.f32 v1\n" + LOOP, 1, "before: vadd.f32 takes 3 operand(s), got 1"),
+    ("before: loop 3\n" + LOOP + "after: endloop\n", 1,
+     "before: loop: a before: or after: line holds a bundle of ops, not a loop directive"),
+    ("before: vli v100, 0\n" + LOOP, 1, "before: v100 is not a register of the machine"),
+    ("before: top: nop\n" + LOOP, 1, "before: no branch can reach a label here"),
+    (LOOP + "after: sst s1, [s3 + 0]\n", 3,
+     "after: s1 is a base register the loop advances (512 bytes per iteration), so its "
+     "value after the loop is not the body's"),
+    (LOOP + "t = sadd s2, 3\n", 3, "s2 is a base register the loop advances"),
+]
+
+
+@pytest.mark.parametrize("body, line, needle", HOSTILE_BODIES)
+def test_a_hostile_body_is_one_error_naming_its_line(tmp_path, body, line, needle):
+    (tmp_path / "b.s").write_text(body)
+    one_error(rslab("pipeline", tmp_path / "b.s"), f"{tmp_path / 'b.s'}:{line}: error: {needle}")

@@ -6,7 +6,7 @@
     iterations 32                   # default trip count (--iterations overrides)
     carried acc0=v50                # loop-carried values and the registers that hold them
     registers v0-v47 s20-s27        # free registers for the other values (default below)
-    before: sli s1, 0               # a bundle of assembly before the loop (repeatable)
+    before: sli s1, 0 ; sli s2, 65536   # a bundle of assembly before the loop (repeatable)
     after:  vred.add s3, v50        # a bundle after the loop; halt is appended
     x0 = vld [s1 + 0 + 1024*i]      # VALUE = OPCODE SOURCES; memory [BASE + OFFSET + STRIDE*i]
     l0 = vunpack.lo x0
@@ -32,11 +32,22 @@ when its op writes a scalar (``s = vred.add x``). Everything that is not a value
 instruction table. The pool (default v0-v47 and s16-s31, less every register the
 file names) must hold neither a live-in nor a carried register nor a register the
 ``after:`` lines read. Pops take the pushes' tokens in push order (the FIFO is
-in order). Memory: every operand on one base register has the same stride (the base
-advances by it once per iteration); the scheduler does not order loads and stores, so
-a store must not write what a load of the same or another iteration reads, and two
-stores must not write the same bytes. ``#`` starts a comment. Every error is
-a ``BodyError`` naming the line.
+in order). ``before:`` and ``after:`` lines hold bundles of the machine's assembly (no
+label, no loop directive). ``#`` starts a comment. Every error is a ``BodyError``
+naming the line.
+
+Memory: every operand on one base register has the same stride, and the base advances
+by it once per iteration, so no op of the body and no ``after:`` line may read it as a
+value. Loads and stores keep the order of the body's sequential loop wherever their
+bytes may meet: for a store and another access, the scheduler solves for the iteration
+distances d (within the trip count) at which they touch a common byte (a ``vld.s`` or
+``vst.s`` counts its whole span, first lane to last) and makes the later one wait d
+iterations later: a load the store's latency, a store one cycle. It solves this for two
+operands on one base register, or on two whose values when the loop starts are known
+(set by ``sli`` of one value in the ``before:`` lines, or never written there: 0);
+known bases with different strides whose bytes over the whole trip meet are ordered at
+every distance. A store and another access through different base registers, one of
+them of unknown value, are refused, naming both lines.
 """
 
 from __future__ import annotations
@@ -44,10 +55,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from rslab.machine.asm import AssemblyError, parse_op
+from rslab.machine.asm import AssemblyError, assemble, parse_op
 from rslab.machine.config import MachineConfig
+from rslab.machine.decode import reg_reads, reg_write
 from rslab.machine.isa import BRANCH_OPS, DIRECTIVES, SPECS, did_you_mean
 from rslab.schedule.body import Addr, Op, Use, build_graph
+from rslab.schedule.memory import Memory
 from rslab.schedule.model import SlotModel
 
 _NAME = r"@?[A-Za-z_][\w.]*"
@@ -87,8 +100,10 @@ class LoopBody:
     carried_lines: dict = field(default_factory=dict)  # carried value -> (line, text)
     pool_line: tuple | None = None  # (line, text) of the registers directive
     kinds: dict = field(default_factory=dict)  # value -> "v" or "s"
+    before_lines: list = field(default_factory=list)  # (line, text) of each before: bundle
     after_lines: list = field(default_factory=list)  # (line, text) of each after: bundle
     history: dict = field(default_factory=dict)  # carried value -> registers of -1, -2, ...
+    texts: list = field(default_factory=list)  # the source text of each op's line
 
     def distances(self) -> dict:
         """carried value -> the furthest back the body reads it (1 for ``NAME[-1]``)."""
@@ -102,6 +117,30 @@ class LoopBody:
     def line_of(self, label: str) -> int:
         """The source line of the op labelled ``label``."""
         return self.lines[[op.label for op in self.ops].index(label)]
+
+    def strides(self) -> dict:
+        """base register -> the bytes it advances per iteration (the bases the loop moves)."""
+        return {op.addr.base: op.addr.stride for op in self.ops
+                if op.addr is not None and op.addr.stride}
+
+    def memory(self, iterations: int, machine: MachineConfig) -> Memory:
+        """What the scheduler knows of the loop's memory: the trip count, the vector's bytes,
+        and each base register's value when the loop starts where the before: lines make it
+        known: written there only by ``sli`` of one value, or not at all (0, the value every
+        register starts with)."""
+        values = {}  # scalar register -> the values the before: lines give it (None: not sli)
+        for code in self.before:
+            for op in _around(code):
+                reg = reg_write(op)
+                if reg is not None and reg[0] == "s":
+                    values.setdefault(f"s{reg[1]}", set()).add(
+                        op.operands[1][1] if op.name == "sli" else None)
+        known = {}
+        for base in {op.addr.base for op in self.ops if op.addr is not None}:
+            given = values.get(base, {0})
+            if len(given) == 1 and None not in given:
+                known[base] = given.pop()
+        return Memory(iterations, machine.vector_bytes, known)
 
 
 def _split_operands(text: str) -> list[str]:
@@ -231,8 +270,7 @@ def _directive(head: str, arg: str, body: LoopBody, where: tuple) -> None:
         raise ValueError(f"{head}: needs a bundle of assembly")
     else:
         getattr(body, head).append(arg)
-        if head == "after":
-            body.after_lines.append(where)
+        getattr(body, f"{head}_lines").append(where)
 
 
 _DIRECTIVE = re.compile(r"^(iterations|carried|registers)\s+(.*)$|^(before|after)\s*:\s*(.*)$")
@@ -279,6 +317,7 @@ def parse_body(text: str, model: SlotModel | None = None,
             body.kinds[op.dst] = "s" if SPECS[op.opcode].sig[0] == "sd" else "v"
         body.ops.append(op)
         body.lines.append(n)
+        body.texts.append(raw)
     if not body.ops:
         raise BodyError(1, text.splitlines()[0] if text.strip() else "", "the body has no op")
     _check(body, op_lines, model)
@@ -294,6 +333,12 @@ def parse_body(text: str, model: SlotModel | None = None,
             _check_operands(op, body.kinds, machine)
         except ValueError as exc:
             raise BodyError(n, raw, str(exc)) from None
+    moved = body.strides()
+    for (n, raw, _), op in zip(op_lines, body.ops, strict=True):
+        for src in op.register_srcs():
+            if isinstance(src, str) and src in moved and src not in body.kinds:
+                raise BodyError(n, raw, _advanced(src, moved, "inside"))
+    _check_around(body, machine)
     _check_registers(body, op_lines, machine, text)
     return body
 
@@ -342,6 +387,46 @@ def _live_ins(body: LoopBody) -> dict:
             if _REG.match(token):
                 out.setdefault(token, i)
     return out
+
+
+def _around(code: str) -> tuple:
+    """The ops of one before: or after: line: a bundle of the machine's assembly."""
+    head = code.split(None, 1)[0].lower()
+    if head in ("loop", "endloop"):
+        raise ValueError(f"{head}: a before: or after: line holds a bundle of ops, not a "
+                         "loop directive (the body is the loop)")
+    try:
+        program = assemble(code)
+    except AssemblyError as exc:
+        raise ValueError(exc.message) from None
+    if program.labels:
+        raise ValueError("no branch can reach a label here: drop it")
+    return program.entries[0].ops if program.entries else ()
+
+
+def _check_around(body: LoopBody, machine: MachineConfig) -> None:
+    """The before: and after: lines are bundles of the machine's assembly, and the after: lines
+    read no base register the loop advances (the emitted loop leaves it advanced, the body's
+    sequential meaning does not move it)."""
+    moved = body.strides()
+    for head in ("before", "after"):
+        for code, (n, raw) in zip(getattr(body, head), getattr(body, f"{head}_lines"),
+                                  strict=True):
+            try:
+                for op in _around(code):
+                    regs = reg_reads(op) + ([reg_write(op)] if reg_write(op) else [])
+                    for kind, index in regs:
+                        _exists(f"{kind}{index}", machine)
+                        if head == "after" and kind == "s" and f"s{index}" in moved:
+                            raise ValueError(_advanced(f"s{index}", moved, "after"))
+            except ValueError as exc:
+                raise BodyError(n, raw, f"{head}: {exc}") from None
+
+
+def _advanced(base: str, strides: dict, where: str) -> str:
+    return (f"{base} is a base register the loop advances ({strides[base]} bytes per "
+            f"iteration), so its value {where} the loop is not the body's: read a copy made "
+            f"in a before: line (before: smov sN, {base})")
 
 
 def _check_registers(body: LoopBody, op_lines, machine: MachineConfig, text: str) -> None:
