@@ -97,10 +97,13 @@ def _loop_code(body, model, config, exact, max_stages, n):
     """(bounds, heuristic, chosen schedule, exact answers, expansion or None for 0 trips)."""
     from rslab.kernels.loops.emit import strided_bases
     from rslab.schedule import analyse, build_graph, expand
+    from rslab.schedule.memory import check_addresses
 
     reserve = len(strided_bases(body.ops))
     far = {v for v, d in body.distances().items() if d > 1}  # renamed: modulo expansion
-    graph = build_graph(body.ops, model, rotating=far, memory=body.memory(n, config))
+    memory = body.memory(n, config)
+    check_addresses(body.ops, memory)
+    graph = build_graph(body.ops, model, rotating=far, memory=memory)
     bounds = analyse(graph, reserve_scalar=reserve)
     heuristic, chosen, tried = _schedule(graph, exact, max_stages, reserve)
     exp = expand(chosen, n, registers=list(body.pool), carried_registers=body.carried,

@@ -32,9 +32,11 @@ when its op writes a scalar (``s = vred.add x``). Everything that is not a value
 instruction table. The pool (default v0-v47 and s16-s31, less every register the
 file names) must hold neither a live-in nor a carried register nor a register the
 ``after:`` lines read. Pops take the pushes' tokens in push order (the FIFO is
-in order). ``before:`` and ``after:`` lines hold bundles of the machine's assembly (no
-label, no loop directive). ``#`` starts a comment. Every error is a ``BodyError``
-naming the line.
+in order), and one iteration run op after op never holds more results in the FIFO
+than it has entries. A value's name is not a register's (``v1 = ...`` is refused).
+``before:`` and ``after:`` lines hold bundles of the machine's assembly (no label, no
+loop directive). A body holds at most 256 ops in at most 1 MiB of text. ``#`` starts a
+comment. Every error is a ``BodyError`` naming the line.
 
 Memory: every operand on one base register has the same stride, and the base advances
 by it once per iteration, so no op of the body and no ``after:`` line may read it as a
@@ -47,11 +49,13 @@ operands on one base register, or on two whose values when the loop starts are k
 (set by ``sli`` of one value in the ``before:`` lines, or never written there: 0);
 known bases with different strides whose bytes over the whole trip meet are ordered at
 every distance. A store and another access through different base registers, one of
-them of unknown value, are refused, naming both lines.
+them of unknown value, are refused, naming both lines; so is an access through a base of
+known value that is not word-aligned or leaves VMEM in some iteration.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 
@@ -75,6 +79,10 @@ MAX_DISTANCE = 8
 """The furthest a body may read back: ``NAME[-8]``."""
 MAX_ITERATIONS = 10**9
 """The largest trip count ``rslab pipeline`` emits (the ``iterations`` line or ``--iterations``)."""
+MAX_OPS = 256
+"""The most ops a body holds (the scheduler answers in seconds)."""
+MAX_BYTES = 2**20
+"""The longest body file, in characters (1 MiB)."""
 
 
 class BodyError(ValueError):
@@ -140,7 +148,7 @@ class LoopBody:
             given = values.get(base, {0})
             if len(given) == 1 and None not in given:
                 known[base] = given.pop()
-        return Memory(iterations, machine.vector_bytes, known)
+        return Memory(iterations, machine.vector_bytes, known, machine.vmem_bytes)
 
 
 def _split_operands(text: str) -> list[str]:
@@ -197,6 +205,11 @@ def _op(text: str, defined: dict, index: int, all_values: set, line: int) -> Op:
     if not m:
         raise ValueError("expected VALUE = OPCODE SOURCES or OPCODE SOURCES")
     dst, opcode, rest = m.group(1), m.group(2), m.group(3)
+    if rest.startswith(":"):
+        raise ValueError(f"{opcode}: is a label: a loop body has none (the loop is the body)")
+    if dst is not None and _REG.match(dst):
+        raise ValueError(f"{dst} names a register: give the value another name (a register "
+                         "in a body is a live-in)")
     if opcode in DIRECTIVES:
         raise ValueError(f"{opcode} is an assembly directive: write it in a before: or "
                          "after: line")
@@ -273,7 +286,7 @@ def _directive(head: str, arg: str, body: LoopBody, where: tuple) -> None:
         getattr(body, f"{head}_lines").append(where)
 
 
-_DIRECTIVE = re.compile(r"^(iterations|carried|registers)\s+(.*)$|^(before|after)\s*:\s*(.*)$")
+_DIRECTIVE = re.compile(r"^(iterations|carried|registers)\b\s*(.*)$|^(before|after)\s*:\s*(.*)$")
 
 
 def _lines(text: str):
@@ -291,8 +304,28 @@ def parse_body(text: str, model: SlotModel | None = None,
     graph."""
     if not isinstance(text, str):
         raise ValueError(f"text must be a str, got {type(text).__name__}")
+    if len(text) > MAX_BYTES:
+        n = text.count("\n", 0, MAX_BYTES) + 1
+        raise BodyError(n, text.splitlines()[n - 1][:80], f"the body is {len(text):,} "
+                        f"characters long, at most {MAX_BYTES:,}: this line crosses the bound")
     machine = MachineConfig() if machine is None else machine
     body = LoopBody([], [], {})
+    op_lines = _directives(text, body)
+    _values(op_lines, body, text)
+    _check(body, op_lines, model, machine.fifo_depth)
+    for (n, raw, _), op in zip(op_lines, body.ops, strict=True):
+        try:
+            _check_operands(op, body.kinds, machine)
+        except ValueError as exc:
+            raise BodyError(n, raw, str(exc)) from None
+    _check_bases(body, op_lines)
+    _check_around(body, machine)
+    _check_registers(body, op_lines, machine, text)
+    return body
+
+
+def _directives(text: str, body: LoopBody) -> list:
+    """Read the directive lines into ``body``; (line, raw line, code) of the op lines."""
     op_lines = []
     for n, raw, code in _lines(text):
         d = _DIRECTIVE.match(code)
@@ -300,19 +333,29 @@ def parse_body(text: str, model: SlotModel | None = None,
             if d:
                 _directive(d.group(1) or d.group(3), (d.group(2) or d.group(4) or "").strip(),
                            body, (n, raw))
+            elif len(op_lines) == MAX_OPS:
+                raise ValueError(f"a body holds at most {MAX_OPS} ops: this is one more")
             else:
                 op_lines.append((n, raw, code))
         except ValueError as exc:
             raise BodyError(n, raw, str(exc)) from None
+    return op_lines
+
+
+def _values(op_lines: list, body: LoopBody, text: str) -> None:
+    """Parse the op lines into ``body``'s ops, their lines and the kind of each value."""
     all_values = {m.group(1) for _, _, code in op_lines if (m := _OP.match(code)) and m.group(1)}
     defined = {}
     for index, (n, raw, code) in enumerate(op_lines):
         try:
             op = _op(code, defined, index, all_values, n)
+            if op.dst in defined:
+                raise ValueError(f"{op.dst} is defined on line {body.lines[defined[op.dst]]} "
+                                 "already: a value is defined once")
         except ValueError as exc:
             raise BodyError(n, raw, str(exc)) from None
         if op.dst is not None:
-            defined.setdefault(op.dst, index)
+            defined[op.dst] = index
         if op.dst is not None and not op.is_push:
             body.kinds[op.dst] = "s" if SPECS[op.opcode].sig[0] == "sd" else "v"
         body.ops.append(op)
@@ -320,7 +363,10 @@ def parse_body(text: str, model: SlotModel | None = None,
         body.texts.append(raw)
     if not body.ops:
         raise BodyError(1, text.splitlines()[0] if text.strip() else "", "the body has no op")
-    _check(body, op_lines, model)
+
+
+def _check_bases(body: LoopBody, op_lines: list) -> None:
+    """Every operand on one base has one stride, and no op reads a base the loop advances."""
     strides = {}
     for (n, raw, _), op in zip(op_lines, body.ops, strict=True):
         if op.addr is not None and strides.setdefault(op.addr.base, op.addr.stride) \
@@ -329,18 +375,11 @@ def parse_body(text: str, model: SlotModel | None = None,
                             f"bytes per iteration (an earlier operand's stride): every "
                             f"operand on one base needs the same stride; give this one "
                             f"another base register")
-        try:
-            _check_operands(op, body.kinds, machine)
-        except ValueError as exc:
-            raise BodyError(n, raw, str(exc)) from None
     moved = body.strides()
     for (n, raw, _), op in zip(op_lines, body.ops, strict=True):
         for src in op.register_srcs():
             if isinstance(src, str) and src in moved and src not in body.kinds:
                 raise BodyError(n, raw, _advanced(src, moved, "inside"))
-    _check_around(body, machine)
-    _check_registers(body, op_lines, machine, text)
-    return body
 
 
 def _check_operands(op: Op, kinds: dict, machine: MachineConfig) -> None:
@@ -389,6 +428,7 @@ def _live_ins(body: LoopBody) -> dict:
     return out
 
 
+@functools.lru_cache(maxsize=4096)
 def _around(code: str) -> tuple:
     """The ops of one before: or after: line: a bundle of the machine's assembly."""
     head = code.split(None, 1)[0].lower()
@@ -487,13 +527,21 @@ def _culprit(message: str, ops) -> int:
     return next((by_value[q] for q in quoted if q in by_value), 0)
 
 
-def _check(body: LoopBody, op_lines, model) -> None:
-    """The dependence graph builds, and every loop-carried value has a carried register."""
+def _check(body: LoopBody, op_lines, model, fifo_depth: int) -> None:
+    """The dependence graph builds, one iteration run op after op never pushes to a full SFU
+    FIFO, and every loop-carried value has a carried register."""
     try:
         graph = build_graph(body.ops, model)
     except ValueError as exc:
         n, raw, _ = op_lines[_culprit(str(exc), body.ops)]
         raise BodyError(n, raw, re.sub(r"body(\[\d+\])?: ", "", str(exc))) from None
+    waiting = 0
+    for (n, raw, _), op in zip(op_lines, body.ops, strict=True):
+        waiting += op.is_push - op.is_pop
+        if waiting > fifo_depth:
+            raise BodyError(n, raw, f"this push would be result {waiting} waiting in the SFU "
+                            f"FIFO (depth {fifo_depth}): run op after op, the body deadlocks "
+                            "the in-order core; pop earlier results first")
     carried = {graph.ops[e.src].dst: e.src for e in graph.edges
                if e.kind == "flow" and e.distance > 0}
     for value, src in carried.items():

@@ -35,11 +35,12 @@ from rslab.schedule.model import SlotModel
 @dataclass(frozen=True)
 class Memory:
     """What the scheduler knows of a loop's memory: the trip count, the bytes of a vector,
-    and the value of each base register it knows when the loop starts."""
+    the value of each base register it knows when the loop starts, and the bytes of VMEM."""
 
     iterations: int
     vector_bytes: int = 512
     bases: Mapping = field(default_factory=dict)
+    vmem_bytes: int = 4 * 2**20
 
 
 class UnknownAlias(ValueError):
@@ -122,6 +123,25 @@ def _edge(ops, model: SlotModel, src: _Access, dst: _Access, distance: int) -> t
     return src.index, dst.index, 1, distance, "memory output" if src.store else "memory anti"
 
 
+def check_addresses(ops, memory: Memory) -> None:
+    """A ``ValueError`` naming the first access through a base of known value that is not
+    word-aligned or leaves VMEM in some iteration (the simulator would stop there)."""
+    n = memory.iterations
+    for x in _accesses(ops, memory):
+        if x.base or not n:
+            continue
+        what = "store" if x.store else "load"
+        if x.start % 4 or (x.stride % 4 and n > 1):
+            i = 0 if x.start % 4 else 1
+            raise ValueError(f"body[{x.index}]: in iteration {i} this {what} is at byte "
+                             f"{x.start + i * x.stride}, not a multiple of 4")
+        for i in (0, n - 1):
+            lo, hi = x.start + i * x.stride + x.first, x.start + i * x.stride + x.end
+            if lo < 0 or hi > memory.vmem_bytes:
+                raise ValueError(f"body[{x.index}]: in iteration {i} this {what} touches bytes "
+                                 f"[{lo:,}, {hi:,}), outside VMEM [0, {memory.vmem_bytes:,})")
+
+
 def memory_edges(ops, model: SlotModel, memory: Memory) -> list:
     """The memory dependences of ``ops`` (a loop body): (src, dst, latency, distance, kind)
     of each edge (see the module docstring), or :class:`UnknownAlias`."""
@@ -142,4 +162,22 @@ def memory_edges(ops, model: SlotModel, memory: Memory) -> list:
                 edges.append(_edge(ops, model, a, b, int(first)))
             if first <= -1:
                 edges.append(_edge(ops, model, b, a, int(-min(last, -1))))
-    return edges
+    return _reduced(edges)
+
+
+def _reduced(edges: list) -> list:
+    """The edges less each one that two others imply: u → w → v, no more iterations apart
+    and no fewer cycles. Tried first: the edges to a later iteration, the nearest first,
+    then those within one, the farthest first; so k stores to one address keep k edges
+    (each to the next, the last to the first of the next iteration), not k²."""
+    out = {}  # u -> {v: (latency, distance)}: one edge per ordered pair
+    for u, v, latency, distance, _ in edges:
+        out.setdefault(u, {})[v] = (latency, distance)
+    removed = set()
+    for edge in sorted(edges, key=lambda e: (-e[3], abs(e[1] - e[0]) * (1 if e[3] else -1))):
+        u, v, latency, distance, _ = edge
+        if any(v in out.get(w, {}) and l1 + out[w][v][0] >= latency
+               and d1 + out[w][v][1] <= distance for w, (l1, d1) in out[u].items()):
+            del out[u][v]
+            removed.add(edge)
+    return [e for e in edges if e not in removed]
