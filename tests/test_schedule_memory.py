@@ -5,13 +5,13 @@ count, with the store's latency before a load and one cycle otherwise."""
 import pytest
 
 from rslab.schedule import Addr, Op, SlotModel
-from rslab.schedule.memory import Memory, UnknownAlias, memory_edges
+from rslab.schedule.memory import Memory, UnknownAlias, check_addresses, memory_edges
 
 MODEL = SlotModel().replace(latency={"st": 5})
 
 
 def edges(ops, n=100, bases=None):
-    return sorted(memory_edges(ops, MODEL, Memory(n, 512, bases or {})))
+    return sorted(memory_edges(ops, MODEL, Memory(n, 512, 2**22, bases or {})))
 
 
 def load(off, stride=512, base="s1"):
@@ -72,3 +72,15 @@ def test_a_base_of_unknown_value_is_refused_naming_both_ops():
     with pytest.raises(UnknownAlias, match=r"body\[1\]: this store through s2 and the load of "
                        r"body\[0\] through s1 .* the value of s2 when the loop starts"):
         edges([load(0), store(0, base="s2")], bases={"s1": 0})
+
+
+def test_accesses_through_known_bases_stay_aligned_and_inside_vmem():
+    memory = Memory(100, 512, 2**22, {"s1": 0})
+    check_addresses([load(0), store(512 * 99 + 2**20, 512, "s2")], memory)  # s2 unknown
+    with pytest.raises(ValueError, match=r"body\[0\]: in iteration 99 this load touches bytes "
+                       r"\[4,194,304, 4,194,816\), outside VMEM \[0, 4,194,304\)"):
+        check_addresses([load(2**22 - 99 * 512)], memory)
+    with pytest.raises(ValueError, match="in iteration 1 this store is at byte 6, not a"):
+        check_addresses([store(0, 6)], memory)
+    check_addresses([store(0, 6)], Memory(1, 512, 2**22, {"s1": 0}))  # one iteration: byte 0
+    check_addresses([load(-512)], Memory(0, 512, 2**22, {"s1": 0}))  # no iteration at all

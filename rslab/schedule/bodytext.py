@@ -148,7 +148,7 @@ class LoopBody:
             given = values.get(base, {0})
             if len(given) == 1 and None not in given:
                 known[base] = given.pop()
-        return Memory(iterations, machine.vector_bytes, known, machine.vmem_bytes)
+        return Memory(iterations, machine.vector_bytes, machine.vmem_bytes, known)
 
 
 def _split_operands(text: str) -> list[str]:

@@ -34,13 +34,14 @@ from rslab.schedule.model import SlotModel
 
 @dataclass(frozen=True)
 class Memory:
-    """What the scheduler knows of a loop's memory: the trip count, the bytes of a vector,
-    the value of each base register it knows when the loop starts, and the bytes of VMEM."""
+    """What the scheduler knows of a loop's memory: the trip count, the bytes of a vector and
+    of VMEM (the machine's), and the value of each base register it knows when the loop
+    starts."""
 
     iterations: int
-    vector_bytes: int = 512
+    vector_bytes: int
+    vmem_bytes: int
     bases: Mapping = field(default_factory=dict)
-    vmem_bytes: int = 4 * 2**20
 
 
 class UnknownAlias(ValueError):
