@@ -50,7 +50,9 @@ operands on one base register, or on two whose values when the loop starts are k
 known bases with different strides whose bytes over the whole trip meet are ordered at
 every distance. A store and another access through different base registers, one of
 them of unknown value, are refused, naming both lines; so is an access through a base of
-known value that is not word-aligned or leaves VMEM in some iteration.
+known value that is not word-aligned or leaves VMEM in some iteration. Loads through a base
+of unknown value are the body's to keep inside VMEM: outside it, the program stops where
+the body run iteration after iteration would (``rslab sim`` names the op).
 """
 
 from __future__ import annotations
