@@ -267,14 +267,15 @@ def guarantee_grid(vocab: int, fraction_bits=GRID_FRACTION_BITS,
 
 def least_enough(grid: list[dict], chi2: float) -> dict:
     """The narrowest fixed-point width that meets ``chi2`` with the widest uniform of the grid,
-    and the narrowest uniform that meets it with the widest fixed point."""
+    and the narrowest uniform that meets it with the widest fixed point (``ValueError`` when
+    no width of the grid meets it)."""
     wide_f = max(g["fraction_bits"] for g in grid)
     wide_b = max(g["uniform_bits"] for g in grid)
-    f = min(g["fraction_bits"] for g in grid if g["uniform_bits"] == wide_b
-            and g["chi2_bound"] <= chi2)
-    b = min(g["uniform_bits"] for g in grid if g["fraction_bits"] == wide_f
-            and g["chi2_bound"] <= chi2)
-    return {"fraction_bits": f, "uniform_bits": b}
+    fs = [g["fraction_bits"] for g in grid if g["uniform_bits"] == wide_b and g["chi2_bound"] <= chi2]
+    bs = [g["uniform_bits"] for g in grid if g["fraction_bits"] == wide_f and g["chi2_bound"] <= chi2]
+    if not fs or not bs:
+        raise ValueError(f"chi2: no width of the grid keeps the bound at {chi2:g}")
+    return {"fraction_bits": min(fs), "uniform_bits": min(bs)}
 
 
 def tail_control(tails) -> object:
