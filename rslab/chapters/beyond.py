@@ -271,8 +271,9 @@ def least_enough(grid: list[dict], chi2: float) -> dict:
     no width of the grid meets it)."""
     wide_f = max(g["fraction_bits"] for g in grid)
     wide_b = max(g["uniform_bits"] for g in grid)
-    fs = [g["fraction_bits"] for g in grid if g["uniform_bits"] == wide_b and g["chi2_bound"] <= chi2]
-    bs = [g["uniform_bits"] for g in grid if g["fraction_bits"] == wide_f and g["chi2_bound"] <= chi2]
+    met = [g for g in grid if g["chi2_bound"] <= chi2]
+    fs = [g["fraction_bits"] for g in met if g["uniform_bits"] == wide_b]
+    bs = [g["uniform_bits"] for g in met if g["fraction_bits"] == wide_f]
     if not fs or not bs:
         raise ValueError(f"chi2: no width of the grid keeps the bound at {chi2:g}")
     return {"fraction_bits": min(fs), "uniform_bits": min(bs)}
