@@ -3,10 +3,11 @@
 :func:`run_scenarios` simulates the four runs (two test points × baseline /
 optimised) at one vocabulary size and path and returns one row per test point
 (the stable keys of ``python -m rslab bench --json``) and the figures of the
-optimised loops. :func:`run_draws` runs the optimised program with every draw its
-rows take (:mod:`rslab.kernels.sampler.draws`) at both test points, each beside its
-floor, the Div8 sampler's cycles and the test point's baseline (the note's sampler,
-Gumbel-max Div8, in its baseline plan).
+optimised loops, once per book build (:mod:`rslab.memo`: the introduction's headline
+and the results chapter read the same runs). :func:`run_draws` runs the optimised
+program with every draw its rows take (:mod:`rslab.kernels.sampler.draws`) at both test
+points, each beside its floor, the Div8 sampler's cycles and the test point's baseline
+(the note's sampler, Gumbel-max Div8, in its baseline plan).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import time
 
 from tqdm import tqdm
 
+from rslab import memo
 from rslab.fixtures import TEST_POINTS, scenario_inputs
 from rslab.kernels.sampler.draws import DEFAULT_DRAW, SAMPLER_DRAWS
 from rslab.kernels.sampler.floor import total_floor
@@ -77,8 +79,10 @@ def loop_row(fig: dict) -> dict:
             "per_vector": fig.get("per_vector"), "bound_per_vector": fig.get("bound_per_vector")}
 
 
+@memo.cached
 def run_scenarios(vocab: int, path: str, *, seed: int = 0, progress: bool = True) -> dict:
-    """The four runs; returns the benchmark dict plus the runs themselves under ``runs``."""
+    """The four runs (once per book build); returns the benchmark dict plus the runs
+    themselves under ``runs``."""
     _check_vocab(vocab)
     if path not in ("fast", "exact"):
         raise ValueError(f"path must be 'fast' or 'exact', got {path!r}")
