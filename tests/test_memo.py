@@ -65,10 +65,13 @@ def test_an_argument_known_by_its_address_is_no_key(tmp_path, monkeypatch):
     assert CALLS == [arg] and not list(tmp_path.iterdir())
 
 
-def test_the_headline_reads_the_results_chapters_runs(tmp_path, monkeypatch):
+def test_the_headline_and_the_draws_read_the_results_chapters_runs(tmp_path, monkeypatch):
     monkeypatch.setenv(memo.ENV, str(tmp_path))
     ours = headline_items(256)
-    assert len(list(tmp_path.iterdir())) == 1
+    names = sorted(p.name.split("-")[0] for p in tmp_path.iterdir())
+    assert names == ["optimised_run", "optimised_run", "run_scenarios"]
     monkeypatch.setattr(scenarios, "run_sampler", None)  # read, not run: the same figures
     again = scenarios.run_scenarios(256, "fast", progress=False)
     assert ours == headline(again["scenarios"], scenarios.NOTE)
+    div8 = scenarios.run_draws(256, [], progress=False, baselines=False)
+    assert [r["cycles"] for r in div8] == [r["optimized_cycles"] for r in again["scenarios"]]
