@@ -20,10 +20,11 @@
   method, success, error) is written to ``_build/execution.json``, from which
   ``rslab.bookbuild`` prints the per-page times. Under a parallel read each worker's
   data is merged into the main environment by MyST-NB's collector first.
-- Pages are read, and so executed, slowest first (``rslab_slow_pages``, the rest in
-  Sphinx's order). Under a parallel read (``bookbuild --jobs``) every page is a task of its
-  own, so a worker that finishes a page takes the next one: Sphinx would otherwise hand each
-  worker a fixed run of pages.
+- Pages are read, and so executed, in the order of ``rslab_read_order`` (``_config.yml``:
+  the long pages and the memory-hungry one placed so that they do not meet), the rest after
+  them in Sphinx's order. Under a parallel read (``bookbuild --jobs``) every page is a task
+  of its own, so a worker that finishes a page takes the next one: Sphinx would otherwise
+  hand each worker a fixed run of pages.
 - Two extensions jupyter-book loads do not say whether they are parallel-read safe, so
   Sphinx would warn (failing a ``-W`` build) and read serially; both are, and are declared so here
   (``PARALLEL_SAFE``): ``sphinx_jupyterbook_latex`` only adds config values, node classes and
@@ -124,9 +125,9 @@ def write_execution_data(app, exception):
     path.write_text(json.dumps({"pages": pages}, indent=2) + "\n")
 
 
-def slowest_first(app, env, docnames):
-    """Reorder the pages to read: those of ``rslab_slow_pages`` first, in its order."""
-    rank = {name: i for i, name in enumerate(app.config.rslab_slow_pages)}
+def listed_first(app, env, docnames):
+    """Reorder the pages to read: those of ``rslab_read_order`` first, in its order."""
+    rank = {name: i for i, name in enumerate(app.config.rslab_read_order)}
     docnames.sort(key=lambda name: rank.get(name, len(rank)))
 
 
@@ -159,8 +160,8 @@ def setup(app):
     app.connect("config-inited", hide_solutions)
     app.connect("build-finished", write_execution_data)
     app.connect("build-finished", strip_source_solutions)
-    app.add_config_value("rslab_slow_pages", [], "env", list)
-    app.connect("env-before-read-docs", slowest_first)
+    app.add_config_value("rslab_read_order", [], "env", list)
+    app.connect("env-before-read-docs", listed_first)
     app.connect("env-before-read-docs", declare_parallel_safe)
     sphinx.builders.make_chunks = one_page_per_task
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,4 +1,4 @@
-"""The book's Sphinx extension schedules the parallel read: the slowest pages first, one page
+"""The book's Sphinx extension schedules the parallel read: the listed pages first, one page
 per task, started in that order by Sphinx's own ``ParallelTasks``."""
 
 import importlib.util
@@ -13,9 +13,9 @@ spec.loader.exec_module(ext)
 
 
 def test_the_listed_pages_are_read_first_in_their_order():
-    app = SimpleNamespace(config=SimpleNamespace(rslab_slow_pages=["c", "x", "a"]))
+    app = SimpleNamespace(config=SimpleNamespace(rslab_read_order=["c", "x", "a"]))
     docnames = ["a", "b", "c", "d"]
-    ext.slowest_first(app, None, docnames)
+    ext.listed_first(app, None, docnames)
     assert docnames == ["c", "a", "b", "d"]
 
 
