@@ -132,8 +132,8 @@ def listed_first(app, env, docnames):
 
 
 def one_page_per_task(docnames, nproc, maxbatch=None):
-    """Sphinx's ``make_chunks`` for the parallel read: one page per task, started in
-    ``docnames`` order. ``ParallelTasks`` starts the first ``nproc`` tasks as they are added
+    """Sphinx's ``make_chunks`` for the parallel read (and write): one page per task, started
+    in ``docnames`` order. ``ParallelTasks`` starts the first ``nproc`` tasks as they are added
     and then, as workers free up, the task added last, so the rest are handed over reversed."""
     return [[name] for name in [*docnames[:nproc], *reversed(docnames[nproc:])]]
 
