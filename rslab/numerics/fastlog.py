@@ -121,7 +121,7 @@ def _quantize(v: np.ndarray, bits: int, rounding: str) -> np.ndarray:
 def _round_f64_to_f32(y: np.ndarray, rounding: str) -> np.ndarray:
     """Round float64 values to float32 (nearest-even, or toward zero via the bit pattern)."""
     if rounding == "toward_zero":
-        y = (y.view(np.uint64) & _TRUNCATE_F32).view(np.float64)
+        y = (y.view(np.int64) & _TRUNCATE_F32).view(np.float64)
     return y.astype(np.float32)
 
 
@@ -217,14 +217,14 @@ class FastLog2:
         hi, d, acc, tmp = work.hi[:m], work.d[:m], work.acc[:m], work.tmp[:m]
         np.right_shift(bits, plan.hi_shift, hi)
         np.bitwise_and(bits, plan.d_mask, d)
-        plan.base.take(hi, out=acc)
-        plan.c1.take(hi, out=tmp)
+        plan.base.take(hi, out=acc, mode="wrap")  # every index in range: the fast path
+        plan.c1.take(hi, out=tmp, mode="wrap")
         np.multiply(tmp, d, tmp)
         np.add(acc, _cut(tmp, plan.t1_cut), acc)
         if self.degree == 2:
             np.multiply(d, d, d)
             np.right_shift(d, plan.square_cut, d)
-            plan.c2.take(hi, out=tmp)
+            plan.c2.take(hi, out=tmp, mode="wrap")
             np.multiply(tmp, d, tmp)
             np.add(acc, _cut(tmp, plan.t2_cut), acc)
         if self.output_fraction_bits is not None:
@@ -475,38 +475,45 @@ class FastExp2:
         return out.reshape(x.shape)
 
     def _finite(self, xf):
-        """``2^x`` of float64 ``x`` in [−126, 128) (float32); ``xf`` is overwritten."""
+        """``2^x`` of float64 ``x`` in [−126, 128) (float32); ``xf`` is overwritten.
+
+        Segment gathers take ``mode="wrap"``, NumPy's fast path, which changes nothing here:
+        every index is in range."""
         plan = _exp2_plan(self)
         n = np.floor(xf)
         f = np.subtract(xf, n, xf)
         np.multiply(f, _TWO32, f)
         np.rint(f, f)
-        np.minimum(f, _TOP32, out=f)
-        fx = f.astype(np.int64)  # f to 32 bits
+        fx = f.astype(np.int64)
+        np.minimum(fx, _TOP32, out=fx)  # f to 32 bits
         seg = np.right_shift(fx, plan.seg_shift)
         d = np.bitwise_and(fx, plan.d_mask, fx)
         np.right_shift(d, _SIX, d)  # the multiplier takes 26 − index_bits offset bits of 2^-26
-        acc = plan.c1[seg]
+        acc = plan.c1.take(seg, mode="wrap")
         np.multiply(acc, d, acc)
         np.right_shift(acc, plan.cut, acc)
         sq = np.multiply(d, d)
         np.right_shift(sq, _TWENTY_SIX, sq)
-        np.multiply(sq, plan.c2[seg], sq)
+        np.multiply(sq, plan.c2.take(seg, mode="wrap"), sq)
         np.right_shift(sq, plan.cut, sq)
         np.add(acc, sq, acc)
-        np.add(acc, plan.c0[seg], acc)
-        m = np.multiply(acc, plan.scale, xf)
-        np.ldexp(m, n.astype(np.int32), m)
-        bits = m.view(np.uint64)
+        np.add(acc, plan.c0.take(seg, mode="wrap"), acc)
+        m = np.multiply(acc, plan.scale, xf)  # exact: acc < 2^53
+        e = n.astype(np.int64)
+        np.left_shift(e, _EXPONENT_SHIFT, e)
+        bits = m.view(np.int64)
+        np.add(bits, e, bits)  # ldexp(m, n), the result a normal float64: n added to its exponent
         np.bitwise_and(bits, _TRUNCATE_F32, bits)  # toward zero: float64 bits below float32's
         return m.astype(np.float32)
 
 
 _TWO32 = np.array(2.0**32)
-_TOP32 = np.array(2.0**32 - 1)
+_TOP32 = np.array(2**32 - 1, np.int64)
 _SIX = np.array(6, np.int64)
 _TWENTY_SIX = np.array(26, np.int64)
-_TRUNCATE_F32 = np.array(~((1 << 29) - 1) & 0xFFFFFFFFFFFFFFFF, np.uint64)
+_EXPONENT_SHIFT = np.array(52, np.int64)
+_TRUNCATE_F32 = np.array(-(1 << 29), np.int64)
+"""The float64 bits above the 29 that float32's mantissa drops (as int64: all ones above)."""
 
 
 class _Exp2Plan(NamedTuple):
