@@ -1,16 +1,17 @@
 """Pre-decoding: every program entry becomes a record the simulator's issue loop reads by name.
 
 A bundle becomes a :class:`CompiledBundle`: the register ids it reads and
-writes (with each write's latency), the named constraints it issues under, the
-bank-conflict degree of each load and store, its SFU pushes and pops, its DMA
-work, its branch, and the closures that execute its ops
-(:mod:`rslab.machine.units`, one small interpreter per unit). Each op also gets
-an :class:`OpInfo` for the trace. Bundles with the same text share one decoded
-form (kernels repeat their loop bodies).
+writes (with each write's latency), whether it is plain (in-order and ``raw``
+constraints, no effect but its ops), the bank-conflict degree of each load and
+store, its SFU pushes and pops, its DMA work, its branch, and the closures that
+execute its ops (:mod:`rslab.machine.units`, one small interpreter per unit).
+Each op also gets an :class:`OpInfo` for the trace. Bundles with the same text
+share one decoded form (kernels repeat their loop bodies).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import partial
 from typing import NamedTuple
 
@@ -19,13 +20,14 @@ import numpy as np
 from rslab.machine.errors import MachineError
 from rslab.machine.isa import BRANCH_OPS, SPECS
 from rslab.machine.memory import conflict_degree
-from rslab.machine.stalls import BANK, DMA, FULL, HOLD, WAIT
 from rslab.machine.units import compile_ldst, compile_scalar, compile_valu, compile_xlu
 
 
-class CompiledBundle(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class CompiledBundle:
     """One bundle as the issue loop needs it: everything that does not change between its
-    executions, derived once from the bundle's text and the machine."""
+    executions, derived once from the bundle's text and the machine (slots: the loop reads
+    its fields at every issue, and slot reads are Python's fastest)."""
 
     srcs: tuple
     """Register ids (vector i → i, scalar i → ``scalar_base + i``) the bundle reads."""
@@ -34,11 +36,9 @@ class CompiledBundle(NamedTuple):
     run: tuple
     """Closures executing the ops in bundle order, then those copying scratch destinations
     back (a register read and written in one bundle), in order."""
-    waits: tuple
-    """The constraints it issues under besides in-order and ``raw``, as stall cause
-    indices (:mod:`rslab.machine.stalls`) in tie order."""
     plain: bool
-    """Its issue only runs its ops: no SFU push or pop, memory port, DMA or branch."""
+    """It issues under in-order and ``raw`` alone, and its issue only runs its ops: no SFU
+    push or pop, memory port, DMA wait, DMA or branch."""
     loads: tuple
     """Bank-conflict degree k of each load (it holds its port k cycles)."""
     stores: tuple
@@ -55,14 +55,6 @@ class CompiledBundle(NamedTuple):
     """(kind 0 jmp / 1 bz / 2 bnz, tested sreg, target pc), or None."""
     sfu: bool
     """The bundle pushes to or pops from the SFU."""
-
-
-def constraint_causes(loads, stores, pushes, pops, dmawait) -> tuple:
-    """The stall causes of the constraints a bundle issues under besides in-order and
-    ``raw``, in tie order."""
-    named = ((BANK, loads or stores), (HOLD, pushes), (FULL, pushes), (WAIT, pops),
-             (DMA, dmawait is not None))
-    return tuple(cause for cause, applies in named if applies)
 
 
 def gather(values: list, index: np.ndarray) -> list:
@@ -237,12 +229,11 @@ class Decoder:
         srcs = tuple(sorted({self.uid(r) for rs in reads for r in rs}))
         loads, stores = tuple(parts["loads"]), tuple(parts["stores"])
         pushes, pops = tuple(parts["pushes"]), tuple(parts["pops"])
-        waits = constraint_causes(loads, stores, pushes, pops, parts["dmawait"])
         sfu = bool(pushes or pops)
         plain = not (sfu or loads or stores or parts["dmawait"] is not None or parts["dmas"]
                      or parts["branch"])
         compiled = CompiledBundle(
-            srcs, tuple(parts["writes"]), tuple(parts["execs"]) + tuple(post), waits, plain,
+            srcs, tuple(parts["writes"]), tuple(parts["execs"]) + tuple(post), plain,
             loads, stores, pushes, pops, parts["dmawait"], tuple(parts["dmas"]),
             parts["branch"], sfu)
         return compiled, info, use

@@ -213,8 +213,8 @@ class _Core:
     ends; the FIFO: each entry's ready cycle and function, the operands in a ring
     of rows indexed by push count, the results computed so far; the ``credits``:
     cycles at which popped entries free their slot), the DMA engine and tags, and
-    the hardware-loop stack. Each ``_wait_*`` method is one constraint of the issue model and
-    returns the cycle from which it holds; ``waits`` maps a stall cause to it.
+    the hardware-loop stack. ``issue_cycle`` evaluates the constraints of the issue model
+    other than in-order and ``raw``, each named by its stall cause.
     """
 
     def __init__(self, program, config, ctx, compiled, n_scratch, tracing):
@@ -229,7 +229,8 @@ class _Core:
         self.ring = np.empty((_RING_DEPTHS * config.fifo_depth, config.lanes), np.float32)
         self.pushed = self.popped = self.resolved = self.results_start = 0
         self.results = None
-        self.lanes, self.sfu_hold = config.lanes, config.sfu_hold
+        self.lanes, self.sfu_hold, self.fifo_depth = (config.lanes, config.sfu_hold,
+                                                      config.fifo_depth)
         self.lat_pop, self.lat_sfu = config.latency["pop"], config.latency["sfu"]
         self.dma_tag = [0] * config.dma_tags
         self.dma_all = self.dma_free = 0
@@ -239,11 +240,6 @@ class _Core:
         self.records = [] if tracing else None
         self.dma_events = [] if tracing else None
         self.t = self.bundles = self.directives = 0
-        self.waits = [None] * len(CAUSES)
-        for cause, wait in ((BANK, self._wait_ports), (HOLD, self._wait_hold),
-                            (FULL, self._wait_fifo_space), (WAIT, self._wait_fifo_head),
-                            (DMA, self._wait_dma)):
-            self.waits[cause] = wait
 
     def error(self, message: str, pc: int, cycle, text: str | None = None) -> MachineError:
         """A ``MachineError`` naming the source line, pc and op text of entry ``pc``."""
@@ -252,20 +248,9 @@ class _Core:
                             text or "", entry.line if entry else None)
 
     # -------------------------------------------------------------- the constraints
-    def _wait_ports(self, b: CompiledBundle, t: int, pc: int) -> int:
-        """bank-conflict: enough load and store ports are free."""
-        x = self.ld_ports[len(b.loads) - 1] if b.loads else 0
-        if b.stores:
-            x = max(x, self.st_ports[len(b.stores) - 1])
-        return x
-
-    def _wait_hold(self, b: CompiledBundle, t: int, pc: int) -> int:
-        """sfu-hold: the SFU's hold after the previous push has ended."""
-        return self.sfu_free
-
     def _wait_fifo_space(self, b: CompiledBundle, t: int, pc: int) -> int:
         """fifo-full: the pushes find free FIFO entries (pops free theirs after the pop latency)."""
-        credits, depth = self.credits, self.config.fifo_depth
+        credits, depth = self.credits, self.fifo_depth
         while credits and credits[0] <= t:
             credits.popleft()
         need = len(self.fifo) + len(credits) + len(b.pushes) - depth
@@ -276,24 +261,35 @@ class _Core:
                              "no earlier pop frees; the in-order core would deadlock", pc, t)
         return credits[need - 1]
 
-    def _wait_fifo_head(self, b: CompiledBundle, t: int, pc: int) -> int:
-        """sfu-wait: the results the pops take have left the SFU."""
-        if len(self.fifo) < len(b.pops):
-            raise self.error("vpop on an empty SFU FIFO with nothing in flight (deadlock)", pc, t)
-        return self.fifo[len(b.pops) - 1]
-
-    def _wait_dma(self, b: CompiledBundle, t: int, pc: int) -> int:
-        """dma-wait: the DMAs of the waited tag (or all) are done."""
-        return self.dma_all if b.dmawait < 0 else self.dma_tag[b.dmawait]
-
     def issue_cycle(self, b: CompiledBundle, pc: int, t: int, cause: int) -> tuple[int, int]:
         """The issue cycle of bundle ``b`` and the cause that binds, given ``t`` and ``cause``
         of the in-order, branch and ``raw`` constraints: the max over those and the
-        bundle's ``waits``, the first in tie order on a tie."""
-        for c in b.waits:
-            x = self.waits[c](b, t, pc)
+        constraints of the bundle's ports, SFU and DMA, the first in tie order on a tie."""
+        if b.loads:  # bank-conflict: enough load ports are free
+            x = self.ld_ports[len(b.loads) - 1]
             if x > t:
-                t, cause = x, c
+                t, cause = x, BANK
+        if b.stores:  # bank-conflict: enough store ports are free
+            x = self.st_ports[len(b.stores) - 1]
+            if x > t:
+                t, cause = x, BANK
+        if b.pushes:
+            if self.sfu_free > t:  # sfu-hold: the hold after the previous push has ended
+                t, cause = self.sfu_free, HOLD
+            x = self._wait_fifo_space(b, t, pc)
+            if x > t:
+                t, cause = x, FULL
+        if b.pops:  # sfu-wait: the results the pops take have left the SFU
+            if len(self.fifo) < len(b.pops):
+                raise self.error("vpop on an empty SFU FIFO with nothing in flight (deadlock)",
+                                 pc, t)
+            x = self.fifo[len(b.pops) - 1]
+            if x > t:
+                t, cause = x, WAIT
+        if b.dmawait is not None:  # dma-wait: the DMAs of the waited tag (or all) are done
+            x = self.dma_all if b.dmawait < 0 else self.dma_tag[b.dmawait]
+            if x > t:
+                t, cause = x, DMA
         return t, cause
 
     # -------------------------------------------------------------- effects of an issue
@@ -378,7 +374,7 @@ class _Core:
 
         One bundle's issue is written out here rather than in calls, as it is the
         simulator's hot path: its cycle (``raw`` here, the other constraints in
-        ``issue_cycle``), the stall charged to the binding cause, its ops and effects, the
+        ``issue_cycle``), its ops and effects, the stall charged to the binding cause, the
         scoreboard, the trace record, the step budget and the next pc.
         """
         self.max_steps = max_steps
@@ -401,18 +397,17 @@ class _Core:
                 for r in b.srcs:  # raw
                     if ready[r] > t:
                         t, cause = ready[r], RAW
-                if b.waits:
-                    t, cause = issue_cycle(b, pc, t, cause)
-                if t > base:
-                    stalls[cause] += t - base
-                else:
-                    cause = -1
                 if b.plain:
                     for f in b.run:
                         f()
                     taken = False
                 else:
+                    t, cause = issue_cycle(b, pc, t, cause)
                     taken = effects(b, pc, t)
+                if t > base:
+                    stalls[cause] += t - base
+                else:
+                    cause = -1
                 for r, lat in b.writes:
                     ready[r] = t + lat
                 counts[pc] += 1

@@ -88,9 +88,9 @@ _HIGH_HALF = np.array(0xFFFF0000, np.uint32)
 
 def _binary(fn, a, b, out):
     """``fn(a, b)`` into ``out``; ``np.maximum``/``np.minimum`` take ``out`` by keyword only
-    (their positional ``out`` is deprecated)."""
+    (their positional ``out`` is deprecated), as the tuple NumPy reads without converting."""
     if fn in (np.maximum, np.minimum):
-        return lambda: fn(a, b, out=out)
+        return partial(fn, a, b, out=(out,))
     return partial(fn, a, b, out)
 
 
