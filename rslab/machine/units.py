@@ -182,11 +182,15 @@ def compile_xlu(name, sd, va, ctx):
     return run
 
 
+def _unaligned(a: int, text: str) -> OpFault:
+    return OpFault(f"unaligned VMEM address {a} (must be a multiple of 4)", text)
+
+
 def _address_fault(a: int, span_words: int, limit_words: int, text: str) -> OpFault:
     """The fault of an access of ``span_words`` words at byte ``a`` that is unaligned or
     leaves VMEM (``limit_words`` words)."""
     if a & 3:
-        return OpFault(f"unaligned VMEM address {a} (must be a multiple of 4)", text)
+        return _unaligned(a, text)
     return OpFault(f"VMEM access [{a}, {a + 4 * span_words}) out of bounds "
                    f"(VMEM has {4 * limit_words} bytes)", text)
 
@@ -236,7 +240,7 @@ def compile_ldst(name, reg, mem, stride, ctx, text=""):
     def index():
         a = S[sa] + offset
         if a & 3:
-            raise OpFault(f"unaligned VMEM address {a} (must be a multiple of 4)", text)
+            raise _unaligned(a, text)
         w = a >> 2
         if w + lo < 0 or w + hi >= n:
             raise OpFault(f"strided VMEM access from byte {a} with stride {stride} words "
