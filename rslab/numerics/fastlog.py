@@ -371,6 +371,7 @@ class _Plan(NamedTuple):
 
 @functools.lru_cache(maxsize=8)
 def _plan(cfg: FastLog2) -> _Plan:
+    """The ``_Plan`` of ``cfg``, once per configuration."""
     c0, c1, c2 = _tables(cfg)
     s, p = cfg.index_bits, cfg.product_bits
     hi = np.arange(1 << (9 + s), dtype=np.int64)
@@ -536,6 +537,7 @@ class _Exp2Plan(NamedTuple):
 
 @functools.lru_cache(maxsize=8)
 def _exp2_plan(cfg: FastExp2) -> _Exp2Plan:
+    """The ``_Exp2Plan`` of ``cfg`` (its minimax tables quantised), once per configuration."""
     seg = 1 << cfg.index_bits
     tabs = [np.zeros(seg, np.int64) for _ in range(3)]
     for i in range(seg):
