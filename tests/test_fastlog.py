@@ -160,6 +160,22 @@ def test_exp2_models():
     assert fast_rcp(np.array([4.0], np.float32))[0] == np.float32(0.25)
 
 
+def test_exp2_is_elementwise_whatever_else_the_batch_holds():
+    # a batch within [−126, 128) takes the unmasked path; NaN, ±inf or one value out of
+    # range send it through the masked one: every element's bits are the same either way
+    rng = np.random.default_rng(5)
+    x = np.concatenate([rng.uniform(-130, 130, 5000), -np.exp2(rng.uniform(-60, 0, 500)),
+                        [-126.0, 127.99999, 0.0, -0.0]]).astype(np.float32)
+    alone = np.concatenate([fast_exp2(x[i:i + 1]) for i in range(x.size)])
+    inside = (x >= -126) & (x < 128)
+    assert np.array_equal(fast_exp2(x).view(np.uint32), alone.view(np.uint32))
+    assert np.array_equal(fast_exp2(x[inside]).view(np.uint32), alone[inside].view(np.uint32))
+    odd = np.array([np.nan, np.inf, -np.inf, 500.0], np.float32)
+    for v in odd:
+        got = fast_exp2(np.append(x[inside][:100], v))
+        assert np.array_equal(got[:100].view(np.uint32), alone[inside][:100].view(np.uint32))
+
+
 def test_default_threshold_is_the_calibrated_one():
     cfg = coefficients(DEFAULT_FASTLOG2.c0_bits, DEFAULT_FASTLOG2.c1_bits)
     assert calibrate_threshold(cfg) == DEFAULT_FASTLOG2

@@ -140,6 +140,21 @@ def test_sfu_config_override_and_fifo_order():
     np.testing.assert_array_equal(r.vreg(4), x + 100)
 
 
+def test_sfu_batches_across_the_operand_ring_give_each_pop_its_own_result():
+    # groups of 7 pushes then 7 pops: over 40 groups the batches cross the ring's end
+    # (8 FIFO depths of rows) at every offset; each pop still gets exp2 of its own push
+    rows = np.stack([A * np.float32(1 + k / 8) for k in range(7)])
+    body = "".join(f"vexp2 v{1 + k}\n" for k in range(7)) + "".join(
+        f"vpop v{10 + k}\nvadd.f32 v{20 + k}, v{20 + k}, v{10 + k}\n" for k in range(7))
+    r = simulate(assemble(f"loop 40\n{body}endloop\nhalt"),
+                 vregs={1 + k: rows[k] for k in range(7)})
+    for k in range(7):
+        want = np.zeros(128, np.float32)
+        for _ in range(40):
+            want += fast_exp2(rows[k])
+        np.testing.assert_array_equal(r.vreg(20 + k), want)
+
+
 def test_reductions():
     x = A.copy()
     x[[5, 77]] = 50.0                             # a tie: the lowest index wins

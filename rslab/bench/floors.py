@@ -27,18 +27,19 @@ import time
 
 import numpy as np
 
+from rslab.bench.machine import SAMPLER_TARGETS, sampler_case
 from rslab.bench.registry import benchmark
+from rslab.machine.simulator import simulate
 from rslab.numerics import montecarlo as mc
 from rslab.numerics import search, stats
 from rslab.numerics.fastlog import DEFAULT_FASTLOG2
 from rslab.numerics.gumbel import get_noise, lattice_first_layer
 
-VOCAB = 154_880
 MC_SEEDS = (1, 2)
 MC_SAMPLES = 5 * 10**7
 TARGETS = {"fastlog2": 0.15, "exact_enumeration": 0.4, "grid_point": 0.5,
-           "sample_stats": 0.25, "montecarlo": 40e6, "simulator_trace_off": 1e6,
-           "simulator_trace_on": 0.8e6}
+           "sample_stats": 0.25, "montecarlo": 40e6,
+           **{f"simulator_{k}": v for k, v in SAMPLER_TARGETS.items()}}
 
 
 def _cpu(fn, repeats: int = 3) -> float:
@@ -154,18 +155,8 @@ def _montecarlo() -> dict:
 
 
 def _simulator() -> dict:
-    from rslab.fixtures import scenario_inputs
-    from rslab.kernels.sampler.layout import SamplerLayout
-    from rslab.kernels.sampler.program import build_kernel
-    from rslab.kernels.sampler.run import assembled
-    from rslab.machine.simulator import simulate
-
-    l, q, ids = scenario_inputs("all-accept", V=VOCAB)
-    R, S1, V = np.asarray(l).shape
-    layout = SamplerLayout(R, S1 - 1, V)
-    program = assembled(build_kernel(layout, "fast").text)
-    hbm = layout.hbm_image(l, q, ids, 0)
-    ops = simulate(program, hbm=hbm).ops
+    program, kw = sampler_case()
+    ops = simulate(program, **kw).ops
     row, a, b = np.zeros(128, np.float32), np.ones(128, np.float32), np.ones(128, np.float32)
 
     def floor():
@@ -175,7 +166,7 @@ def _simulator() -> dict:
     floor_rate = ops / _cpu(floor, 1)
     out = {}
     for name, trace in (("simulator_trace_off", False), ("simulator_trace_on", True)):
-        rate = ops / _cpu(lambda trace=trace: simulate(program, hbm=hbm, trace=trace), 2)
+        rate = ops / _cpu(lambda trace=trace: simulate(program, trace=trace, **kw), 2)
         out[name] = {"ops": ops, **_rate_row(rate, floor_rate, TARGETS[name], "ops")}
     return out
 

@@ -7,6 +7,7 @@ and stand alone on their line, as does ``halt``. Errors raise ``AssemblyError``
 carrying the line number and the offending text.
 """
 
+import functools
 import re
 import struct
 from dataclasses import dataclass
@@ -80,6 +81,26 @@ class Program:
     def n_bundles(self) -> int:
         """Number of bundle entries (directives excluded)."""
         return sum(e.kind in ("bundle", "halt") for e in self.entries)
+
+    @functools.cached_property
+    def bundle_classes(self) -> tuple[np.ndarray, tuple, tuple]:
+        """Bundles with the same text behave alike: per pc, the index of its bundle's text
+        among the distinct texts (−1: a directive; a read-only int64 array), the pc where each
+        text first appears, and the pcs of the directives."""
+        index, firsts, directives, seen = [], [], [], {}
+        for pc, e in enumerate(self.entries):
+            if e.kind != "bundle":
+                index.append(-1)
+                directives.append(pc)
+                continue
+            i = seen.get(e.text)
+            if i is None:
+                i = seen[e.text] = len(firsts)
+                firsts.append(pc)
+            index.append(i)
+        index = np.array(index, np.int64)
+        index.setflags(write=False)
+        return index, tuple(firsts), tuple(directives)
 
     def loops(self) -> list[int]:
         """pcs of the ``loop`` directives, in source order."""

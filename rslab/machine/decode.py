@@ -1,15 +1,18 @@
 """Pre-decoding: every program entry becomes a record the simulator's issue loop reads by name.
 
 A bundle becomes a :class:`CompiledBundle`: the register ids it reads and
-writes (with each write's latency), the bank-conflict degree of each load and
-store, its SFU pushes and pops, its DMA work, its branch, and the closures
-that execute its ops (:mod:`rslab.machine.units`, one small interpreter per
-unit). Each op also gets an :class:`OpInfo` for the trace. Bundles with the
-same text share one decoded form (kernels repeat their loop bodies).
+writes (with each write's latency), whether it is plain (in-order and ``raw``
+constraints, no effect but its ops), the bank-conflict degree of each load and
+store, its SFU pushes and pops, its DMA work, its branch, and the closures that
+execute its ops (:mod:`rslab.machine.units`, one small interpreter per unit).
+Each op also gets an :class:`OpInfo` for the trace. Bundles with the same text
+share one decoded form (kernels repeat their loop bodies).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from functools import partial
 from typing import NamedTuple
 
 import numpy as np
@@ -20,13 +23,22 @@ from rslab.machine.memory import conflict_degree
 from rslab.machine.units import compile_ldst, compile_scalar, compile_valu, compile_xlu
 
 
-class CompiledBundle(NamedTuple):
-    """One bundle as the issue loop needs it."""
+@dataclass(frozen=True, slots=True)
+class CompiledBundle:
+    """One bundle as the issue loop needs it: everything that does not change between its
+    executions, derived once from the bundle's text and the machine (slots: the loop reads
+    its fields at every issue, and slot reads are Python's fastest)."""
 
     srcs: tuple
     """Register ids (vector i → i, scalar i → ``scalar_base + i``) the bundle reads."""
     writes: tuple
     """(register id, latency) of every register the bundle writes."""
+    run: tuple
+    """Closures executing the ops in bundle order, then those copying scratch destinations
+    back (a register read and written in one bundle), in order."""
+    plain: bool
+    """It issues under in-order and ``raw`` alone, and its issue only runs its ops: no SFU
+    push or pop, memory port, DMA wait, DMA or branch."""
     loads: tuple
     """Bank-conflict degree k of each load (it holds its port k cycles)."""
     stores: tuple
@@ -41,16 +53,41 @@ class CompiledBundle(NamedTuple):
     """(dst sreg, src sreg, length sreg, tag, op text) of each ``dma``."""
     branch: tuple | None
     """(kind 0 jmp / 1 bz / 2 bnz, tested sreg, target pc), or None."""
-    execs: tuple
-    """Closures executing the ops, in bundle order."""
-    post: tuple
-    """Closures copying scratch destinations back (a register read and written in one bundle)."""
-    run: tuple
-    """``execs`` then ``post``: the closures an issue runs, in order."""
     sfu: bool
     """The bundle pushes to or pops from the SFU."""
-    mem: bool
-    """The bundle loads or stores."""
+
+
+def gather(values: list, index: np.ndarray) -> list:
+    """``[values[i] for i in index]``, at NumPy's speed (programs have ~10^5 entries)."""
+    table = np.empty(len(values), dtype=object)
+    for i, v in enumerate(values):
+        table[i] = v
+    return table[index].tolist()
+
+
+class Decoded(NamedTuple):
+    """A program decoded for one machine and register file."""
+
+    compiled: list
+    """Per pc: its ``CompiledBundle``, ``LoopEntry``, ``EndLoop`` or ``Halt``."""
+    infos: list
+    """Per distinct bundle: the ``OpInfo`` of each of its ops."""
+    uses: list
+    """Per distinct bundle: its ops per slot class."""
+    index: np.ndarray
+    """Per pc: the index of its bundle among the distinct ones (−1: a directive)."""
+
+    def per_pc(self, per_bundle: list, directive) -> list:
+        """``per_bundle`` values (one per distinct bundle) by pc, ``directive`` at
+        directives."""
+        return gather([*per_bundle, directive], self.index)
+
+    def issues(self, counts: list) -> np.ndarray:
+        """Issues of each distinct bundle (int64), from ``counts``, the issues per pc."""
+        at = self.index >= 0
+        per_pc = np.array(counts[:len(self.index)], dtype=np.int64)
+        return np.bincount(self.index[at], weights=per_pc[at],
+                           minlength=len(self.infos)).astype(np.int64)
 
 
 class LoopEntry(NamedTuple):
@@ -164,8 +201,7 @@ class Decoder:
 
     def _copy_back(self, kind, tmp, real):
         if kind == "v":
-            src, dst = self.ctx.R[tmp], self.ctx.R[real]
-            return lambda: np.copyto(dst, src)
+            return partial(self.ctx.R[real].__setitem__, Ellipsis, self.ctx.R[tmp])
         S = self.ctx.S
 
         def run():
@@ -191,12 +227,15 @@ class Decoder:
                                f"{writes[i][0]}{writes[i][1]}" if writes[i] is not None
                                else None))
         srcs = tuple(sorted({self.uid(r) for rs in reads for r in rs}))
+        loads, stores = tuple(parts["loads"]), tuple(parts["stores"])
+        pushes, pops = tuple(parts["pushes"]), tuple(parts["pops"])
+        sfu = bool(pushes or pops)
+        plain = not (sfu or loads or stores or parts["dmawait"] is not None or parts["dmas"]
+                     or parts["branch"])
         compiled = CompiledBundle(
-            srcs, tuple(parts["writes"]), tuple(parts["loads"]), tuple(parts["stores"]),
-            tuple(parts["pushes"]), tuple(parts["pops"]), parts["dmawait"],
-            tuple(parts["dmas"]), parts["branch"], tuple(parts["execs"]), tuple(post),
-            tuple(parts["execs"]) + tuple(post), bool(parts["pushes"] or parts["pops"]),
-            bool(parts["loads"] or parts["stores"]))
+            srcs, tuple(parts["writes"]), tuple(parts["execs"]) + tuple(post), plain,
+            loads, stores, pushes, pops, parts["dmawait"], tuple(parts["dmas"]),
+            parts["branch"], sfu)
         return compiled, info, use
 
     def op(self, pc, op, d, parts) -> int | None:
@@ -244,26 +283,27 @@ class Decoder:
         if not lowest <= tag < self.config.dma_tags:
             self.fail(f"dma tag {tag} out of range 0..{self.config.dma_tags - 1}", pc, op.text)
 
-    def decode(self) -> tuple[list, list, list]:
-        """(compiled entries, per-entry op infos, per-entry slot use), indexed by pc."""
-        compiled, infos, uses = [], [], []
-        seen = {}
-        for pc, e in enumerate(self.program.entries):
-            info, use = [], {}
+    def decode(self) -> Decoded:
+        """The program decoded: each distinct bundle text once, at its first pc, and the
+        directives at theirs, in pc order (so the first error in the program is the one
+        raised)."""
+        entries = self.program.entries
+        index, firsts, directives = self.program.bundle_classes
+        compiled, infos, uses = [None] * len(firsts), [None] * len(firsts), [None] * len(firsts)
+        placed = {}
+        for pc in sorted(firsts + directives):
+            e = entries[pc]
             if e.kind == "bundle":
-                if e.text not in seen:
-                    seen[e.text] = self.bundle(pc, e)
-                c, info, use = seen[e.text]
+                i = index[pc]
+                compiled[i], infos[i], uses[i] = self.bundle(pc, e)
             elif e.kind == "loop":
-                c = self.loop(pc, e)
-            elif e.kind == "endloop":
-                c = EndLoop()
+                placed[pc] = self.loop(pc, e)
             else:
-                c = Halt()
-            compiled.append(c)
-            infos.append(info)
-            uses.append(use)
-        return compiled, infos, uses
+                placed[pc] = EndLoop() if e.kind == "endloop" else Halt()
+        per_pc = gather([*compiled, None], index)
+        for pc, d in placed.items():
+            per_pc[pc] = d
+        return Decoded(per_pc, infos, uses, index)
 
     def loop(self, pc, e) -> LoopEntry:
         kind, value = e.count

@@ -43,12 +43,16 @@ import numpy as np
 
 from rslab.machine.asm import Program
 from rslab.machine.config import MachineConfig
-from rslab.machine.decode import CompiledBundle, Decoder, EndLoop, LoopEntry
+from rslab.machine.decode import CompiledBundle, Decoder, Halt, LoopEntry
 from rslab.machine.errors import MachineError
 from rslab.machine.memory import build_memory
 from rslab.machine.stalls import BANK, BRANCH, CAUSES, DMA, FULL, HOLD, RAW, WAIT
 from rslab.machine.trace import Trace, summary
 from rslab.machine.units import MASK32, Context, OpFault
+
+_RING_DEPTHS = 8
+"""The SFU operand ring holds this many FIFO depths of rows (more than one, so a row is not
+reused before its entry is popped; more, so a batch seldom wraps around)."""
 
 DEFAULT_MAX_STEPS = 2_000_000
 """Steps (bundles issued plus ``loop``/``endloop`` directives executed) before ``simulate`` stops
@@ -117,19 +121,6 @@ class Run:
         return summary(self)
 
 
-def _resolve_sfu(fifo, lanes):
-    """Compute the results of the leading run of not-yet-computed FIFO entries in one call."""
-    fn = fifo[0][1]
-    group = []
-    for ent in fifo:
-        if ent[3] is not None or ent[1] is not fn:
-            break
-        group.append(ent)
-    out = np.asarray(fn(np.concatenate([g[2] for g in group])), dtype=np.float32)
-    for i, g in enumerate(group):
-        g[3] = out[i * lanes:(i + 1) * lanes]
-
-
 def _scalar_word(value, name):
     if isinstance(value, (float, np.floating)):
         return int(np.float32(value).view(np.uint32))
@@ -191,14 +182,15 @@ def simulate(program: Program, config: MachineConfig | None = None, vmem=None, h
     M = build_memory(vmem, config.vmem_bytes, "vmem")
     H = build_memory(hbm, None, "hbm")
     ctx = Context(R, S, M, H)
-    compiled, infos, uses = Decoder(program, config, ctx, n_scratch).decode()
-    core = _Core(program, config, ctx, compiled, n_scratch, trace)
+    decoded = Decoder(program, config, ctx, n_scratch).decode()
+    core = _Core(program, config, ctx, decoded.compiled, n_scratch, trace)
     with np.errstate(all="ignore"):
         core.execute(max_steps)
     counts = core.counts
-    ops = sum(c * len(s) for c, s in zip(counts, infos, strict=False))
+    issues = decoded.issues(counts).tolist()
+    ops = sum(c * len(s) for c, s in zip(issues, decoded.infos, strict=True))
     slot_use = dict.fromkeys(config.slots, 0)
-    for c, u in zip(counts, uses, strict=False):
+    for c, u in zip(issues, decoded.uses, strict=True):
         for slot, n in u.items():
             slot_use[slot] += c * n
     end = core.end_cycle()
@@ -208,7 +200,8 @@ def simulate(program: Program, config: MachineConfig | None = None, vmem=None, h
               fifo_left=len(core.fifo), vmem=M, hbm=H, counts=counts,
               _R=R, _S=S, trace=None)
     if trace:
-        run.trace = Trace(run, core.records, infos, core.dma_events, core.t)
+        run.trace = Trace(run, core.records, decoded.per_pc(decoded.infos, []), core.dma_events,
+                          core.t)
     return run
 
 
@@ -217,28 +210,36 @@ class _Core:
 
     State: the scoreboard (``ready`` cycle per register id), the load and store
     ports (the cycle each is free again, ascending), the SFU (the cycle the hold
-    ends, the FIFO of pending results, the ``credits``: cycles at which popped
-    entries free their slot), the DMA engine and tags, and the hardware-loop
-    stack. Each ``_wait_*`` method is one constraint of the issue model and
-    returns the cycle from which it holds.
+    ends; the FIFO: each entry's ready cycle and function, the operands in a ring
+    of rows indexed by push count, the results computed so far; the ``credits``:
+    cycles at which popped entries free their slot), the DMA engine and tags, and
+    the hardware-loop stack. ``issue_cycle`` evaluates the constraints of the issue model
+    other than in-order and ``raw``, each named by its stall cause.
     """
 
     def __init__(self, program, config, ctx, compiled, n_scratch, tracing):
-        self.program, self.config, self.ctx, self.compiled = program, config, ctx, compiled
+        self.program, self.config, self.ctx = program, config, ctx
+        self.compiled = [*compiled, Halt()]  # running off the end is a halt
         self.ready = [0] * (config.vregs + config.sregs + 2 * n_scratch)
         self.stalls = [0] * len(CAUSES)
         self.ld_ports = [0] * config.slots["ld"]
         self.st_ports = [0] * config.slots["st"]
         self.sfu_free = 0
-        self.fifo, self.credits = deque(), deque()
+        self.fifo, self.fifo_fns, self.credits = deque(), deque(), deque()
+        self.ring = np.empty((_RING_DEPTHS * config.fifo_depth, config.lanes), np.float32)
+        self.pushed = self.popped = self.resolved = self.results_start = 0
+        self.results = None
+        self.lanes, self.sfu_hold, self.fifo_depth = (config.lanes, config.sfu_hold,
+                                                      config.fifo_depth)
+        self.lat_pop, self.lat_sfu = config.latency["pop"], config.latency["sfu"]
         self.dma_tag = [0] * config.dma_tags
         self.dma_all = self.dma_free = 0
         self.stack = []
-        self.counts = [0] * (len(compiled) + 1)
+        self.iters = ()  # iteration of each active loop, outermost first
+        self.counts = [0] * len(self.compiled)
         self.records = [] if tracing else None
         self.dma_events = [] if tracing else None
-        self.t = self.bundles = 0
-        self.limit = 0  # bundles allowed: max_steps less the loop directives executed so far
+        self.t = self.bundles = self.directives = 0
 
     def error(self, message: str, pc: int, cycle, text: str | None = None) -> MachineError:
         """A ``MachineError`` naming the source line, pc and op text of entry ``pc``."""
@@ -247,25 +248,9 @@ class _Core:
                             text or "", entry.line if entry else None)
 
     # -------------------------------------------------------------- the constraints
-    def _wait_operands(self, b: CompiledBundle) -> int:
-        """raw: every source register is ready."""
-        ready = self.ready
-        x = 0
-        for r in b.srcs:
-            if ready[r] > x:
-                x = ready[r]
-        return x
-
-    def _wait_ports(self, b: CompiledBundle) -> int:
-        """bank-conflict: enough load and store ports are free."""
-        x = self.ld_ports[len(b.loads) - 1] if b.loads else 0
-        if b.stores:
-            x = max(x, self.st_ports[len(b.stores) - 1])
-        return x
-
     def _wait_fifo_space(self, b: CompiledBundle, t: int, pc: int) -> int:
         """fifo-full: the pushes find free FIFO entries (pops free theirs after the pop latency)."""
-        credits, depth = self.credits, self.config.fifo_depth
+        credits, depth = self.credits, self.fifo_depth
         while credits and credits[0] <= t:
             credits.popleft()
         need = len(self.fifo) + len(credits) + len(b.pushes) - depth
@@ -276,68 +261,90 @@ class _Core:
                              "no earlier pop frees; the in-order core would deadlock", pc, t)
         return credits[need - 1]
 
-    def _wait_fifo_head(self, b: CompiledBundle, t: int, pc: int) -> int:
-        """sfu-wait: the results the pops take have left the SFU."""
-        if len(self.fifo) < len(b.pops):
-            raise self.error("vpop on an empty SFU FIFO with nothing in flight (deadlock)", pc, t)
-        return self.fifo[len(b.pops) - 1][0]
-
-    def _wait_dma(self, b: CompiledBundle) -> int:
-        """dma-wait: the DMAs of the waited tag (or all) are done."""
-        return self.dma_all if b.dmawait < 0 else self.dma_tag[b.dmawait]
-
-    def issue_cycle(self, b: CompiledBundle, pc: int, floor: int, cause: int) -> tuple[int, int]:
-        """The issue cycle of bundle ``b`` (not before ``floor``) and the cause that binds."""
-        t = floor
-        x = self._wait_operands(b)
-        if x > t:
-            t, cause = x, RAW
-        if b.mem:
-            x = self._wait_ports(b)
+    def issue_cycle(self, b: CompiledBundle, pc: int, t: int, cause: int) -> tuple[int, int]:
+        """The issue cycle of bundle ``b`` and the cause that binds, given ``t`` and ``cause``
+        of the in-order, branch and ``raw`` constraints: the max over those and the
+        constraints of the bundle's ports, SFU and DMA, the first in tie order on a tie."""
+        if b.loads:  # bank-conflict: enough load ports are free
+            x = self.ld_ports[len(b.loads) - 1]
+            if x > t:
+                t, cause = x, BANK
+        if b.stores:  # bank-conflict: enough store ports are free
+            x = self.st_ports[len(b.stores) - 1]
             if x > t:
                 t, cause = x, BANK
         if b.pushes:
-            if self.sfu_free > t:
+            if self.sfu_free > t:  # sfu-hold: the hold after the previous push has ended
                 t, cause = self.sfu_free, HOLD
             x = self._wait_fifo_space(b, t, pc)
             if x > t:
                 t, cause = x, FULL
-        if b.pops:
-            x = self._wait_fifo_head(b, t, pc)
+        if b.pops:  # sfu-wait: the results the pops take have left the SFU
+            if len(self.fifo) < len(b.pops):
+                raise self.error("vpop on an empty SFU FIFO with nothing in flight (deadlock)",
+                                 pc, t)
+            x = self.fifo[len(b.pops) - 1]
             if x > t:
                 t, cause = x, WAIT
-        if b.dmawait is not None:
-            x = self._wait_dma(b)
+        if b.dmawait is not None:  # dma-wait: the DMAs of the waited tag (or all) are done
+            x = self.dma_all if b.dmawait < 0 else self.dma_tag[b.dmawait]
             if x > t:
                 t, cause = x, DMA
         return t, cause
 
     # -------------------------------------------------------------- effects of an issue
+    def _effects(self, b: CompiledBundle, pc: int, t: int) -> bool:
+        """Run the ops of a bundle that is not plain, with its SFU, port, DMA and branch
+        effects; returns whether its branch is taken."""
+        taken = False
+        if b.branch is not None:  # tested before the bundle's ops write the register
+            kind, reg, _ = b.branch
+            taken = kind == 0 or (self.ctx.S[reg] == 0) == (kind == 1)
+        if b.sfu:
+            self._sfu(b, t)
+        for f in b.run:
+            f()
+        if b.loads:
+            _book(self.ld_ports, b.loads, t)
+        if b.stores:
+            _book(self.st_ports, b.stores, t)
+        if b.dmas:
+            self._start_dmas(b, t, pc)
+        return taken
+
     def _sfu(self, b: CompiledBundle, t: int):
         """Pops take the FIFO head (computing pending results in batches); pushes enqueue."""
-        lanes, lat_pop = self.config.lanes, self.config.latency["pop"]
-        fifo = self.fifo
+        fifo, fns = self.fifo, self.fifo_fns
         for row in b.pops:
-            ent = fifo[0]
-            if ent[3] is None:
-                _resolve_sfu(fifo, lanes)
+            k = self.popped
+            if k == self.resolved:
+                self._resolve()
+            row[...] = self.results[k - self.results_start]
+            self.popped = k + 1
             fifo.popleft()
-            np.copyto(row, ent[3])
-            self.credits.append(t + lat_pop)
-        lat_sfu = self.config.latency["sfu"]
-        for fn, src in b.pushes:
-            fifo.append([t + lat_sfu, fn, src.copy(), None])
+            fns.popleft()
+            self.credits.append(t + self.lat_pop)
         if b.pushes:
-            self.sfu_free = t + 1 + self.config.sfu_hold
+            ring = self.ring
+            for fn, src in b.pushes:
+                ring[self.pushed % len(ring)] = src
+                self.pushed += 1
+                fifo.append(t + self.lat_sfu)
+                fns.append(fn)
+            self.sfu_free = t + 1 + self.sfu_hold
 
-    def _book_ports(self, b: CompiledBundle, t: int):
-        """The load and store ports each access holds (its conflict degree) from ``t``."""
-        if b.loads:
-            self.ld_ports[:len(b.loads)] = [t + k for k in b.loads]
-            self.ld_ports.sort()
-        if b.stores:
-            self.st_ports[:len(b.stores)] = [t + k for k in b.stores]
-            self.st_ports.sort()
+    def _resolve(self):
+        """The results of the leading run of FIFO entries with one function, in one call (the
+        functions are elementwise, so batching changes no bit)."""
+        fns = self.fifo_fns
+        fn, n = fns[0], 1
+        while n < len(fns) and fns[n] is fn:
+            n += 1
+        ring, i = self.ring, self.popped % len(self.ring)
+        src = ring[i:i + n] if i + n <= len(ring) else np.concatenate(
+            (ring[i:], ring[:i + n - len(ring)]))
+        self.results = np.asarray(fn(src.reshape(-1)), dtype=np.float32).reshape(n, self.lanes)
+        self.results_start, self.resolved = self.popped, self.popped + n
 
     def _start_dmas(self, b: CompiledBundle, t: int, pc: int):
         """Copy each DMA's bytes now; the engine serialises them and the tag records done."""
@@ -363,63 +370,78 @@ class _Core:
 
     # -------------------------------------------------------------- the loop
     def execute(self, max_steps: int):
-        """Run from pc 0 to ``halt`` (or the end); ``self.t`` ends as the halt cycle."""
-        self.max_steps = self.limit = max_steps
-        compiled, n_entries = self.compiled, len(self.compiled)
-        issue_cycle, issue = self.issue_cycle, self._issue
-        pc = base = floor = 0
+        """Run from pc 0 to ``halt`` (or the end); ``self.t`` ends as the halt cycle.
+
+        One bundle's issue is written out here rather than in calls, as it is the
+        simulator's hot path: its cycle (``raw`` here, the other constraints in
+        ``issue_cycle``), its ops and effects, the stall charged to the binding cause, the
+        scoreboard, the trace record, the step budget and the next pc.
+        """
+        self.max_steps = max_steps
+        compiled, ready, stalls, counts = self.compiled, self.ready, self.stalls, self.counts
+        issue_cycle, effects, records = self.issue_cycle, self._effects, self.records
+        penalty = self.config.branch_penalty
+        pc = base = floor = t = steps = 0
         fcause = -1
         try:
             while True:
-                e = compiled[pc] if pc < n_entries else None
-                if type(e) is CompiledBundle:
-                    t, cause = issue_cycle(e, pc, floor, fcause)
+                b = compiled[pc]
+                if type(b) is not CompiledBundle:
                     self.t = t
-                    pc, floor, fcause = issue(e, pc, t, base, cause)
-                    base = t + 1
-                elif type(e) is LoopEntry:
-                    pc, floor, fcause = self._enter_loop(e, pc, floor, fcause)
-                elif type(e) is EndLoop:
-                    pc = self._end_loop(pc)
+                    pc, floor, fcause, steps = self._directive(b, pc, floor, fcause, base,
+                                                               steps)
+                    if pc < 0:
+                        return
+                    continue
+                t, cause = floor, fcause
+                for r in b.srcs:  # raw
+                    if ready[r] > t:
+                        t, cause = ready[r], RAW
+                if b.plain:
+                    for f in b.run:
+                        f()
+                    taken = False
                 else:
-                    self._halt(min(pc, n_entries), floor, base, fcause)
-                    return
+                    t, cause = issue_cycle(b, pc, t, cause)
+                    taken = effects(b, pc, t)
+                if t > base:
+                    stalls[cause] += t - base
+                else:
+                    cause = -1
+                for r, lat in b.writes:
+                    ready[r] = t + lat
+                counts[pc] += 1
+                if records is not None:
+                    records.append((t, pc, t - base, cause, self.iters))
+                steps += 1
+                if steps >= max_steps:
+                    self._out_of_steps(pc, t)
+                base = t + 1
+                if taken:
+                    pc, floor, fcause = b.branch[2], base + penalty, BRANCH
+                else:
+                    pc, floor, fcause = pc + 1, base, -1
         except OpFault as fault:
-            raise self.error(fault.message, pc, self.t, fault.text) from None
+            raise self.error(fault.message, pc, t, fault.text) from None
+        finally:
+            self.bundles = steps - self.directives
 
-    def _issue(self, b, pc, t, base, cause):
-        """Issue ``b`` at ``t``: charge its stall, run its ops; returns (next pc, floor, cause)."""
-        if t > base:
-            self.stalls[cause] += t - base
-        taken = False
-        if b.branch is not None:
-            kind, reg, _ = b.branch
-            taken = kind == 0 or (self.ctx.S[reg] == 0) == (kind == 1)
-        if b.sfu:
-            self._sfu(b, t)
-        for f in b.run:
-            f()
-        ready = self.ready
-        for r, lat in b.writes:
-            ready[r] = t + lat
-        if b.mem:
-            self._book_ports(b, t)
-        if b.dmas:
-            self._start_dmas(b, t, pc)
-        self.counts[pc] += 1
-        self.bundles += 1
-        if self.records is not None:
-            self.records.append((t, pc, t - base, cause if t > base else -1,
-                                 tuple(s[2] for s in self.stack)))
-        if self.bundles >= self.limit:
-            self._out_of_steps(pc, t)
-        if taken:
-            return b.branch[2], t + 1 + self.config.branch_penalty, BRANCH
-        return pc + 1, t + 1, -1
+    def _directive(self, e, pc, floor, fcause, base, steps):
+        """A ``loop``, ``endloop`` or ``halt`` entry; returns (next pc, floor, cause, steps),
+        the pc −1 after ``halt``."""
+        if type(e) is Halt:
+            self._halt(min(pc, len(self.program.entries)), floor, base, fcause)
+            return -1, floor, fcause, steps
+        steps += 1
+        self.directives += 1
+        if steps >= self.max_steps:
+            self._out_of_steps(pc, floor if type(e) is LoopEntry else self.t)
+        if type(e) is LoopEntry:
+            return (*self._enter_loop(e, pc, floor, fcause), steps)
+        return self._end_loop(pc), floor, fcause, steps
 
     def _enter_loop(self, e: LoopEntry, pc, floor, fcause):
         """``loop``: read the count (waiting for its register), skip or push the loop."""
-        self._step(pc, floor)
         n = e.count
         if e.count_id >= 0:
             n = self.ctx.S[e.count]
@@ -431,23 +453,19 @@ class _Core:
             raise self.error(f"hardware loops nested deeper than loop_depth = "
                              f"{self.config.loop_depth}", pc, floor)
         self.stack.append([pc + 1, n, 0])
+        self.iters += (0,)
         return pc + 1, floor, fcause
 
     def _end_loop(self, pc):
         """``endloop``: the next iteration, or leave the loop."""
-        self._step(pc, self.t)
         top = self.stack[-1]
         top[2] += 1
         if top[2] < top[1]:
+            self.iters = (*self.iters[:-1], top[2])
             return top[0]
         self.stack.pop()
+        self.iters = self.iters[:-1]
         return pc + 1
-
-    def _step(self, pc, cycle):
-        """A loop directive executed: one step of the budget (it issues no bundle)."""
-        self.limit -= 1
-        if self.bundles >= self.limit:
-            self._out_of_steps(pc, cycle)
 
     def _out_of_steps(self, pc, cycle):
         raise self.error(f"step limit reached: {self.max_steps} steps (bundles and loop "
@@ -462,9 +480,19 @@ class _Core:
         self.counts[pc] += 1
         if self.records is not None:
             self.records.append((floor, pc, floor - base, fcause if floor > base else -1,
-                                 tuple(s[2] for s in self.stack)))
+                                 self.iters))
 
     def end_cycle(self) -> int:
         """The run's last cycle: halt, or later when everything in flight has completed."""
-        return max([self.t, self.dma_all, *self.ld_ports, *self.st_ports, max(self.ready)]
-                   + [ent[0] for ent in self.fifo])
+        return max(self.t, self.dma_all, *self.ld_ports, *self.st_ports, *self.ready, *self.fifo)
+
+
+def _book(ports: list, holds: tuple, t: int):
+    """The load or store ports (free-again cycles, ascending) each access holds (its conflict
+    degree, ``holds``) from ``t``: the earliest free ones."""
+    if len(holds) == 1:
+        ports[0] = t + holds[0]
+    else:
+        ports[:len(holds)] = [t + k for k in holds]
+    if len(ports) > 1:
+        ports.sort()

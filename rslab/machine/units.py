@@ -1,10 +1,15 @@
 """Functional semantics: one small interpreter per unit (VALU, XLU, load/store, scalar).
 
-Each ``compile_*`` turns one decoded op into a closure with its register rows,
+Each ``compile_*`` turns one decoded op into a callable with its register rows,
 memory and immediates already bound, so executing it costs one Python call and
-one or two NumPy operations on a 128-lane row. Timing lives in ``simulator``.
-SFU pushes and pops are handled there too (they need the issue cycle).
+one or two NumPy operations on a 128-lane row; where the op is one NumPy call it
+is that call bound by ``functools.partial`` (its output row passed by position and
+its constants as 0-d arrays, which NumPy takes fastest). Timing lives in
+``simulator``. SFU pushes and pops are handled there too (they need the issue
+cycle).
 """
+
+from functools import partial
 
 import numpy as np
 
@@ -12,7 +17,6 @@ from rslab.machine.bf16 import f32_to_bf16_bits
 from rslab.numerics.rng import hw_random_words_into
 
 MASK32 = 0xFFFFFFFF
-ALL_ONES = np.uint32(MASK32)
 
 
 class OpFault(Exception):
@@ -50,9 +54,8 @@ def _shift(left, ra, b, rd, R):
     if b[0] == "imm":
         amount = b[1]  # the assembler keeps shift immediates in [0, 2^32)
         if amount >= 32:
-            return lambda: rd.fill(0)
-        amount = np.uint32(amount)
-        return lambda: op(ra, amount, out=rd)
+            return partial(rd.fill, 0)
+        return partial(op, ra, np.array(amount, np.uint32), rd)
     rb = R[b[1]]
 
     def run():
@@ -79,6 +82,16 @@ _BINARY_U = {"vand": np.bitwise_and, "vor": np.bitwise_or, "vxor": np.bitwise_xo
              "vadd.u32": np.add, "vsub.u32": np.subtract, "vmullo.u32": np.multiply}
 _COMPARES = {"vcmpgt.f32": np.greater, "vcmpge.f32": np.greater_equal,
              "vcmplt.f32": np.less, "vcmpeq.f32": np.equal}
+_SIXTEEN = np.array(16, np.uint32)
+_HIGH_HALF = np.array(0xFFFF0000, np.uint32)
+
+
+def _binary(fn, a, b, out):
+    """``fn(a, b)`` into ``out``; ``np.maximum``/``np.minimum`` take ``out`` by keyword only
+    (their positional ``out`` is deprecated), as the tuple NumPy reads without converting."""
+    if fn in (np.maximum, np.minimum):
+        return partial(fn, a, b, out=(out,))
+    return partial(fn, a, b, out)
 
 
 def compile_valu(name, vd, srcs, ctx):
@@ -91,11 +104,9 @@ def compile_valu(name, vd, srcs, ctx):
     rb = R[srcs[1][1]] if len(srcs) > 1 and srcs[1][0] == "v" else None
     fb = F[srcs[1][1]] if rb is not None else None
     if name in _BINARY_F:
-        fn = _BINARY_F[name]
-        return lambda: fn(fa, fb, out=fd)
+        return _binary(_BINARY_F[name], fa, fb, fd)
     if name in _BINARY_U:
-        fn = _BINARY_U[name]
-        return lambda: fn(ra, rb, out=rd)
+        return _binary(_BINARY_U[name], ra, rb, rd)
     if name in _COMPARES:
         return _cmp(_COMPARES[name], fa, fb, rd)
     if name == "vsel":
@@ -105,13 +116,11 @@ def compile_valu(name, vd, srcs, ctx):
             rd[:] = np.where(rm != 0, rx, ry)
         return run
     if name == "vmov":
-        return lambda: np.copyto(rd, ra)
+        return partial(rd.__setitem__, Ellipsis, ra)
     if name == "vunpack.lo":
-        sixteen = np.uint32(16)
-        return lambda: np.left_shift(ra, sixteen, out=rd)
+        return partial(np.left_shift, ra, _SIXTEEN, rd)
     if name == "vunpack.hi":
-        high = np.uint32(0xFFFF0000)
-        return lambda: np.bitwise_and(ra, high, out=rd)
+        return partial(np.bitwise_and, ra, _HIGH_HALF, rd)
     if name == "vpack":
         def run():
             lo = f32_to_bf16_bits(fa).astype(np.uint32)
@@ -122,18 +131,16 @@ def compile_valu(name, vd, srcs, ctx):
     if name == "vmulhi.u32":
         return _mulhi(ra, rb, rd)
     if name == "vcvt.u2f":
-        return lambda: np.copyto(fd, ra, casting="unsafe")
+        return partial(fd.__setitem__, Ellipsis, ra)  # assignment rounds to nearest
     if name == "vcvt.f2u":
         return _f2u(fa, rd)
     if name == "vbcast":
         sa = a[1]
         return lambda: rd.fill(S[sa])
     if name == "vli":
-        value = np.uint32(a[1])
-        return lambda: rd.fill(value)
+        return partial(rd.fill, np.uint32(a[1]))
     if name == "viota":
-        iota = ctx.iota
-        return lambda: np.copyto(rd, iota)
+        return partial(rd.__setitem__, Ellipsis, ctx.iota)
     if name == "vrand":
         rc, sk, tmp = ra, srcs[1][1], np.empty_like(rd)
         return lambda: hw_random_words_into(S[sk], rc, rd, tmp)
@@ -175,44 +182,56 @@ def compile_xlu(name, sd, va, ctx):
     return run
 
 
-def _address(S, sa, offset, span_words, limit_words, text):
-    """Checked word index of ``[sA + offset]`` for an access spanning ``span_words`` words."""
-    def addr():
-        a = S[sa] + offset
-        if a & 3:
-            raise OpFault(f"unaligned VMEM address {a} (must be a multiple of 4)", text)
-        w = a >> 2
-        if a < 0 or w + span_words > limit_words:
-            raise OpFault(f"VMEM access [{a}, {a + 4 * span_words}) out of bounds "
-                          f"(VMEM has {4 * limit_words} bytes)", text)
-        return w
-    return addr
+def _unaligned(a: int, text: str) -> OpFault:
+    return OpFault(f"unaligned VMEM address {a} (must be a multiple of 4)", text)
+
+
+def _address_fault(a: int, span_words: int, limit_words: int, text: str) -> OpFault:
+    """The fault of an access of ``span_words`` words at byte ``a`` that is unaligned or
+    leaves VMEM (``limit_words`` words)."""
+    if a & 3:
+        return _unaligned(a, text)
+    return OpFault(f"VMEM access [{a}, {a + 4 * span_words}) out of bounds "
+                   f"(VMEM has {4 * limit_words} bytes)", text)
 
 
 def compile_ldst(name, reg, mem, stride, ctx, text=""):
-    """Closure for ``vld``/``vst`` (contiguous or strided) and ``sld``/``sst``."""
+    """Closure for ``vld``/``vst`` (contiguous or strided) and ``sld``/``sst``.
+
+    Each computes its byte address ``[sA + imm]`` and checks it (aligned, inside VMEM)
+    before it accesses memory."""
     S, M, R, L = ctx.S, ctx.M, ctx.R, ctx.lanes
     _, sa, offset = mem
     n = M.size
     if name in ("sld", "sst"):
-        addr = _address(S, sa, offset, 1, n, text)
         if name == "sld":
             def run():
-                S[reg] = int(M[addr()])
+                a = S[sa] + offset
+                if a & 3 or a < 0 or (a >> 2) >= n:
+                    raise _address_fault(a, 1, n, text)
+                S[reg] = int(M[a >> 2])
         else:
             def run():
-                M[addr()] = S[reg]
+                a = S[sa] + offset
+                if a & 3 or a < 0 or (a >> 2) >= n:
+                    raise _address_fault(a, 1, n, text)
+                M[a >> 2] = S[reg]
         return run
     row = R[reg]
     if stride is None:
-        addr = _address(S, sa, offset, L, n, text)
         if name == "vld":
             def run():
-                w = addr()
-                row[:] = M[w:w + L]
+                a = S[sa] + offset
+                w = a >> 2
+                if a & 3 or a < 0 or w + L > n:
+                    raise _address_fault(a, L, n, text)
+                row[...] = M[w:w + L]
         else:
             def run():
-                w = addr()
+                a = S[sa] + offset
+                w = a >> 2
+                if a & 3 or a < 0 or w + L > n:
+                    raise _address_fault(a, L, n, text)
                 M[w:w + L] = row
         return run
     steps = np.arange(L, dtype=np.int64) * stride
@@ -221,7 +240,7 @@ def compile_ldst(name, reg, mem, stride, ctx, text=""):
     def index():
         a = S[sa] + offset
         if a & 3:
-            raise OpFault(f"unaligned VMEM address {a} (must be a multiple of 4)", text)
+            raise _unaligned(a, text)
         w = a >> 2
         if w + lo < 0 or w + hi >= n:
             raise OpFault(f"strided VMEM access from byte {a} with stride {stride} words "

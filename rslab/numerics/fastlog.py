@@ -51,6 +51,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -120,8 +121,7 @@ def _quantize(v: np.ndarray, bits: int, rounding: str) -> np.ndarray:
 def _round_f64_to_f32(y: np.ndarray, rounding: str) -> np.ndarray:
     """Round float64 values to float32 (nearest-even, or toward zero via the bit pattern)."""
     if rounding == "toward_zero":
-        bits = y.view(np.uint64) & np.uint64(~((1 << 29) - 1) & 0xFFFFFFFFFFFFFFFF)
-        y = bits.view(np.float64)
+        y = (y.view(np.int64) & _TRUNCATE_F32).view(np.float64)
     return y.astype(np.float32)
 
 
@@ -201,72 +201,60 @@ class FastLog2:
         out = np.empty(flat.shape, np.float32)
         bits = flat.view(np.uint32)
         work = _Workspace(min(_CHUNK, flat.size))
-        tables = _hi_tables(self)
+        plan = _plan(self)
         for start in range(0, flat.size, _CHUNK):
             sl = slice(start, start + _CHUNK)
-            self._eval(bits[sl], out[sl], tables, work)
+            self._eval(bits[sl], out[sl], plan, work)
         return out.reshape(x.shape)
 
-    def _cut(self, v, shift):
-        """``v`` (int64, in place) cut by ``shift`` fractional bits (a negative shift widens)."""
-        if shift <= 0:
-            return np.left_shift(v, -shift, out=v)
-        if self.product_rounding == "nearest":
-            v += 1 << (shift - 1)
-        return np.right_shift(v, shift, out=v)
-
-    def _accumulate(self, bits, tables, work):
+    def _accumulate(self, bits, plan, work):
         """``Y = e·2^P + C0 + T1 [+ T2]`` (int64) of the positive normal inputs among ``bits``.
 
-        ``tables`` are indexed by the top ``9 + index_bits`` bits (sign, exponent, segment),
+        The tables are indexed by the top ``9 + index_bits`` bits (sign, exponent, segment),
         ``e·2^P + C0`` already added in the first, so each term is one gather.
         """
         m = bits.size
         hi, d, acc, tmp = work.hi[:m], work.d[:m], work.acc[:m], work.tmp[:m]
-        base, c1, c2 = tables
-        p = self.product_bits
-        np.right_shift(bits, np.uint32(_MANT_BITS - self.index_bits), out=hi)
-        np.bitwise_and(bits, np.uint32((1 << (_MANT_BITS - self.index_bits)) - 1), out=d)
-        np.take(base, hi, out=acc)
-        np.take(c1, hi, out=tmp)
-        tmp *= d
-        acc += self._cut(tmp, self.c1_bits + _MANT_BITS - p)
+        np.right_shift(bits, plan.hi_shift, hi)
+        np.bitwise_and(bits, plan.d_mask, d)
+        plan.base.take(hi, out=acc, mode="wrap")  # every index in range: the fast path
+        plan.c1.take(hi, out=tmp, mode="wrap")
+        np.multiply(tmp, d, tmp)
+        np.add(acc, _cut(tmp, plan.t1_cut), acc)
         if self.degree == 2:
-            np.multiply(d, d, out=d)
-            np.right_shift(d, 2 * _MANT_BITS - self.square_bits, out=d)
-            np.take(c2, hi, out=tmp)
-            tmp *= d
-            acc += self._cut(tmp, self.c2_bits + self.square_bits - p)
+            np.multiply(d, d, d)
+            np.right_shift(d, plan.square_cut, d)
+            plan.c2.take(hi, out=tmp, mode="wrap")
+            np.multiply(tmp, d, tmp)
+            np.add(acc, _cut(tmp, plan.t2_cut), acc)
         if self.output_fraction_bits is not None:
             # e·2^P is a multiple of 2^drop, so rounding the sum rounds the fraction alone
-            drop = p - self.output_fraction_bits
+            drop = self.product_bits - self.output_fraction_bits
             if drop:
                 acc += 1 << (drop - 1)
                 np.right_shift(acc, drop, out=acc)
                 np.left_shift(acc, drop, out=acc)
         return acc
 
-    def _eval(self, bits, out, tables, work):
+    def _eval(self, bits, out, plan, work):
         """The model on ``bits`` (uint32 views of float32), written into ``out`` (float32)."""
-        y = self._accumulate(bits, tables, work)
+        y = self._accumulate(bits, plan, work)
         m = bits.size
-        p = self.product_bits
-        if self.zero_threshold > 0:
+        if plan.threshold:
             # |y| < thr  ⟺  0 ≤ y + thr − 1 ≤ 2·thr − 2 (as unsigned)
-            thr = int(np.ceil(self.zero_threshold * 2.0**p))
             tmp = work.tmp[:m]
-            np.add(y, thr - 1, out=tmp)
-            flat = np.less(tmp.view(np.uint64), np.uint64(2 * thr - 1), out=work.mask[:m])
-            np.copyto(y, 0, where=flat)
+            np.add(y, plan.threshold_less_one, tmp)
+            keep = np.greater_equal(tmp.view(np.uint64), plan.plateau_span, work.mask[:m])
+            np.multiply(y, keep, y)
         if self.output_rounding == "nearest":
             # int64 · 2^-P in float64 is exact (|y| < 2^53), then one rounding to float32
-            np.multiply(y, 2.0**-p, out=out, casting="unsafe")
+            np.multiply(y, plan.scale, out, casting="unsafe")
         else:
-            out[...] = _round_f64_to_f32(y.astype(np.float64) * 2.0**-p, self.output_rounding)
+            out[...] = _round_f64_to_f32(y.astype(np.float64) * plan.scale, self.output_rounding)
         # positive normal ⟺ 0x00800000 ≤ bits < 0x7F800000 (one wrapping subtraction)
-        low = np.subtract(bits, np.uint32(0x00800000), out=work.u32[:m])
-        special = np.greater_equal(low, np.uint32(0x7F000000), out=work.mask[:m])
-        if special.any():
+        low = np.subtract(bits, _SMALLEST_NORMAL, work.u32[:m])
+        if np.maximum.reduce(low) >= _NORMAL_SPAN:
+            special = np.greater_equal(low, _NORMAL_SPAN, work.mask[:m])
             sb = bits[special]
             ex, ng, man = (sb >> 23) & 0xFF, sb >> 31 != 0, sb & 0x7FFFFF
             res = np.full(ex.shape, np.nan, np.float32)
@@ -311,15 +299,79 @@ class _Workspace:
     """The buffers of one evaluation (a chunk's worth each)."""
 
     def __init__(self, m: int):
-        self.hi, self.d, self.acc, self.tmp = (np.empty(m, np.int64) for _ in range(4))
+        self.hi, self.d, self.acc, self.tmp = np.empty((4, m), np.int64)
         self.u32 = np.empty(m, np.uint32)
         self.mask = np.empty(m, bool)
 
 
+_SMALLEST_NORMAL = np.array(0x00800000, np.uint32)
+_NORMAL_SPAN = np.array(0x7F000000, np.uint32)
+
+
+class _Cut(NamedTuple):
+    """A product cut to ``P`` fractional bits: shifted left by ``widen``, or right by ``drop``
+    after adding ``half`` (round to nearest; None: truncate); 0-d int64 constants."""
+
+    widen: np.ndarray | None
+    drop: np.ndarray | None
+    half: np.ndarray | None
+
+
+def _int64(value: int) -> np.ndarray:
+    return np.array(value, np.int64)
+
+
+def _make_cut(shift: int, rounding: str) -> _Cut:
+    """The cut of a product with ``shift`` fractional bits more than ``P`` (negative: fewer)."""
+    if shift <= 0:
+        return _Cut(_int64(-shift), None, None)
+    half = _int64(1 << (shift - 1)) if rounding == "nearest" else None
+    return _Cut(None, _int64(shift), half)
+
+
+def _cut(v: np.ndarray, cut: _Cut) -> np.ndarray:
+    """``v`` (int64, in place) cut to ``P`` fractional bits."""
+    if cut.widen is not None:
+        return np.left_shift(v, cut.widen, v)
+    if cut.half is not None:
+        np.add(v, cut.half, v)
+    return np.right_shift(v, cut.drop, v)
+
+
+class _Plan(NamedTuple):
+    """What one evaluation of a ``FastLog2`` reads besides its input: the tables and the
+    constants derived from the knobs (0-d arrays: NumPy reads them faster than scalars)."""
+
+    base: np.ndarray
+    """``e·2^P + C0·2^(P − c0_bits)`` indexed by ``bits >> (23 − index_bits)``: the sign, the
+    8 exponent bits and the segment (entries of negative inputs are unused)."""
+    c1: np.ndarray
+    """``C1`` by the same index."""
+    c2: np.ndarray
+    """``C2`` by the same index."""
+    hi_shift: np.ndarray
+    """``23 − index_bits``: the input's bits above it are the index."""
+    d_mask: np.ndarray
+    """The offset ``D``'s bits: the mantissa below the segment."""
+    t1_cut: _Cut
+    """``C1·D`` to ``P`` bits."""
+    square_cut: np.ndarray
+    """``D²`` to ``square_bits``: the bits the squarer drops."""
+    t2_cut: _Cut
+    """``C2·dx²`` to ``P`` bits."""
+    threshold: int
+    """``zero_threshold`` in units of ``2^-P``, rounded up (0: no plateau)."""
+    threshold_less_one: np.ndarray
+    """``threshold − 1``."""
+    plateau_span: np.ndarray
+    """``2·threshold − 1``: ``|Y| < threshold`` ⟺ ``Y + threshold − 1`` below it (unsigned)."""
+    scale: np.ndarray
+    """``2^-P``."""
+
+
 @functools.lru_cache(maxsize=8)
-def _hi_tables(cfg: FastLog2):
-    """``(e·2^P + C0·2^(P − c0_bits), C1, C2)`` indexed by ``bits >> (23 − index_bits)``: the
-    sign, the 8 exponent bits and the segment (entries of negative inputs are unused)."""
+def _plan(cfg: FastLog2) -> _Plan:
+    """The ``_Plan`` of ``cfg``, once per configuration."""
     c0, c1, c2 = _tables(cfg)
     s, p = cfg.index_bits, cfg.product_bits
     hi = np.arange(1 << (9 + s), dtype=np.int64)
@@ -328,7 +380,14 @@ def _hi_tables(cfg: FastLog2):
     tabs = ((e << p) + (c0[seg] << (p - cfg.c0_bits)), c1[seg], c2[seg])
     for arr in tabs:
         arr.setflags(write=False)
-    return tabs
+    thr = int(np.ceil(cfg.zero_threshold * 2.0**p)) if cfg.zero_threshold > 0 else 0
+    return _Plan(*tabs, np.array(_MANT_BITS - s, np.uint32),
+                 np.array((1 << (_MANT_BITS - s)) - 1, np.uint32),
+                 _make_cut(cfg.c1_bits + _MANT_BITS - p, cfg.product_rounding),
+                 _int64(2 * _MANT_BITS - cfg.square_bits),
+                 _make_cut(cfg.c2_bits + cfg.square_bits - p, cfg.product_rounding),
+                 thr, _int64(thr - 1), np.array(max(2 * thr - 1, 0), np.uint64),
+                 np.array(2.0**-p))
 
 
 @functools.lru_cache(maxsize=64)
@@ -407,9 +466,9 @@ class FastExp2:
     def __call__(self, x) -> np.ndarray:
         x = _as_f32(x)
         xd = x.astype(np.float64).reshape(-1)
+        if not xd.size or (np.minimum.reduce(xd) >= -126 and np.maximum.reduce(xd) < 128):
+            return self._finite(xd).reshape(x.shape)  # the usual case: no NaN, inf or range
         fin = (xd >= -126) & (xd < 128)  # false for ±inf and NaN too
-        if fin.all():  # the usual case: no masks to apply
-            return self._finite(xd).reshape(x.shape)
         out = np.zeros(xd.shape, np.float32)
         out[fin] = self._finite(xd[fin])
         out[np.isnan(xd)] = np.nan
@@ -417,31 +476,81 @@ class FastExp2:
         return out.reshape(x.shape)
 
     def _finite(self, xf):
-        """``2^x`` of float64 ``x`` in [−126, 128) (float32)."""
+        """``2^x`` of float64 ``x`` in [−126, 128) (float32); ``xf`` is overwritten.
+
+        Segment gathers take ``mode="wrap"``, NumPy's fast path, which changes nothing here:
+        every index is in range."""
+        plan = _exp2_plan(self)
         n = np.floor(xf)
-        fx = np.minimum(np.round((xf - n) * 2.0**32), 2.0**32 - 1).astype(np.int64)  # f to 32 bits
-        s = self.index_bits
-        seg = fx >> (32 - s)
-        d = fx & ((1 << (32 - s)) - 1)
-        c0, c1, c2 = _exp2_tables(self)
-        p = self.product_bits
-        d = d >> 6  # the multiplier takes 26 − index_bits offset bits, worth 2^-26 each
-        acc = (c0[seg] << (p - self.coeff_bits)) + ((c1[seg] * d) >> (self.coeff_bits + 26 - p))
-        sq = (d * d) >> 26
-        acc += (c2[seg] * sq) >> (self.coeff_bits + 26 - p)
-        m = acc.astype(np.float64) * 2.0**-p
-        return _round_f64_to_f32(np.ldexp(m, n.astype(np.int64)), "toward_zero")
+        f = np.subtract(xf, n, xf)
+        np.multiply(f, _TWO32, f)
+        np.rint(f, f)
+        fx = f.astype(np.int64)
+        np.minimum(fx, _TOP32, out=fx)  # f to 32 bits
+        seg = np.right_shift(fx, plan.seg_shift)
+        d = np.bitwise_and(fx, plan.d_mask, fx)
+        np.right_shift(d, _SIX, d)  # the multiplier takes 26 − index_bits offset bits of 2^-26
+        acc = plan.c1.take(seg, mode="wrap")
+        np.multiply(acc, d, acc)
+        np.right_shift(acc, plan.cut, acc)
+        sq = np.multiply(d, d)
+        np.right_shift(sq, _TWENTY_SIX, sq)
+        np.multiply(sq, plan.c2.take(seg, mode="wrap"), sq)
+        np.right_shift(sq, plan.cut, sq)
+        np.add(acc, sq, acc)
+        np.add(acc, plan.c0.take(seg, mode="wrap"), acc)
+        m = np.multiply(acc, plan.scale, xf)  # exact: acc < 2^53
+        e = n.astype(np.int64)
+        np.left_shift(e, _EXPONENT_SHIFT, e)
+        bits = m.view(np.int64)
+        np.add(bits, e, bits)  # ldexp(m, n), the result a normal float64: n added to its exponent
+        np.bitwise_and(bits, _TRUNCATE_F32, bits)  # toward zero: float64 bits below float32's
+        return m.astype(np.float32)
+
+
+_TWO32 = np.array(2.0**32)
+_TOP32 = np.array(2**32 - 1, np.int64)
+_SIX = np.array(6, np.int64)
+_TWENTY_SIX = np.array(26, np.int64)
+_EXPONENT_SHIFT = np.array(52, np.int64)
+_TRUNCATE_F32 = np.array(-(1 << 29), np.int64)
+"""The float64 bits above the 29 that float32's mantissa drops (as int64: all ones above)."""
+
+
+class _Exp2Plan(NamedTuple):
+    """The tables and constants of a ``FastExp2`` (0-d arrays, as ``_Plan``)."""
+
+    c0: np.ndarray
+    """``C0·2^(P − coeff_bits)`` per segment: ``C0`` at the accumulator's ``P = product_bits``
+    fractional bits."""
+    c1: np.ndarray
+    c2: np.ndarray
+    seg_shift: np.ndarray
+    """``32 − index_bits``: the fraction's bits above it are the segment."""
+    d_mask: np.ndarray
+    """The fraction's bits below the segment."""
+    cut: np.ndarray
+    """``coeff_bits + 26 − P``: the products ``C·d`` cut to ``P`` bits."""
+    scale: np.ndarray
+    """``2^-P``."""
 
 
 @functools.lru_cache(maxsize=8)
-def _exp2_tables(cfg: FastExp2):
+def _exp2_plan(cfg: FastExp2) -> _Exp2Plan:
+    """The ``_Exp2Plan`` of ``cfg`` (its minimax tables quantised), once per configuration."""
     seg = 1 << cfg.index_bits
     tabs = [np.zeros(seg, np.int64) for _ in range(3)]
     for i in range(seg):
         coef = _remez(np.exp2, i / seg, (i + 1) / seg, 2)
         for j in range(3):
             tabs[j][i] = _quantize(coef[j:j + 1], cfg.coeff_bits, "nearest")[0]
-    return tuple(tabs)
+    tabs[0] <<= cfg.product_bits - cfg.coeff_bits
+    for arr in tabs:
+        arr.setflags(write=False)
+    s = cfg.index_bits
+    return _Exp2Plan(*tabs, _int64(32 - s), _int64((1 << (32 - s)) - 1),
+                     _int64(cfg.coeff_bits + 26 - cfg.product_bits),
+                     np.array(2.0**-cfg.product_bits))
 
 
 DEFAULT_FASTLOG2 = FastLog2()

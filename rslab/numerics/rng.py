@@ -82,14 +82,25 @@ def mix32(x) -> np.ndarray:
 
 def mix32_inplace(x: np.ndarray, tmp: np.ndarray | None = None) -> np.ndarray:
     """``mix32`` computed in place on a uint32 array (no copy: the Monte Carlo hot path);
-    ``tmp``, a uint32 array of x's shape, holds the shifts (else one is allocated)."""
+    ``tmp``, a uint32 array of x's shape, holds the shifts (else one is allocated). Array
+    arithmetic wraps modulo 2^32 without a warning, so no error state is set."""
     tmp = np.empty_like(x) if tmp is None else tmp
-    with np.errstate(over="ignore"):
-        for shift, mult in ((16, 0x7FEB352D), (15, 0x846CA68B), (16, None)):
-            np.bitwise_xor(x, np.right_shift(x, np.uint32(shift), out=tmp), out=x)
-            if mult is not None:
-                np.multiply(x, np.uint32(mult), out=x)
+    for shift, mult in _MIX_ROUNDS:
+        np.bitwise_xor(x, np.right_shift(x, shift, tmp), x)
+        if mult is not None:
+            np.multiply(x, mult, x)
     return x
+
+
+def _word(value: int) -> np.ndarray:
+    """A read-only 0-d uint32 array: NumPy takes it faster than a scalar as an operand."""
+    word = np.array(value, np.uint32)
+    word.setflags(write=False)
+    return word
+
+
+_MIX_ROUNDS = ((_word(16), _word(0x7FEB352D)), (_word(15), _word(0x846CA68B)), (_word(16), None))
+"""``mix32``'s rounds: (xor-shift, odd multiply or None)."""
 
 
 def hw_random_words(key, counter) -> np.ndarray:
@@ -100,16 +111,18 @@ def hw_random_words(key, counter) -> np.ndarray:
 
 
 @functools.lru_cache(maxsize=256)
-def hw_key_word(key: int) -> np.uint32:
-    """``mix32(key ^ HW_KEY_SALT)``: the key's half of ``hw_random_words``, once per key."""
-    return mix32(np.uint32(key) ^ HW_KEY_SALT)[()]
+def hw_key_word(key: int) -> np.ndarray:
+    """``mix32(key ^ HW_KEY_SALT)``: the key's half of ``hw_random_words``, once per key (a
+    read-only 0-d array)."""
+    return _word(mix32(np.uint32(key) ^ HW_KEY_SALT))
 
 
-def hw_random_words_into(key, counter: np.ndarray, out: np.ndarray,
+def hw_random_words_into(key: int, counter: np.ndarray, out: np.ndarray,
                          tmp: np.ndarray) -> np.ndarray:
     """``hw_random_words(key, counter)`` written into ``out`` (uint32 arrays of the counter's
-    shape, ``tmp`` a scratch one; no validation: the simulator's per-op path)."""
-    np.bitwise_xor(counter, hw_key_word(int(key)), out=out)
+    shape, ``tmp`` a scratch one; the key a Python int; no validation: the simulator's
+    per-op path)."""
+    np.bitwise_xor(counter, hw_key_word(key), out)
     return mix32_inplace(out, tmp)
 
 
