@@ -60,8 +60,10 @@ class NoiseAtoms:
         out = np.asarray(outputs, np.float32)
         if out.size != 2**UNIFORM_BITS or np.isnan(out).any():
             raise ValueError(f"{name}: need the 2^24 lattice outputs without NaN")
-        values, counts = np.unique(out, return_counts=True)
-        return cls(name, values, counts.astype(np.int64))
+        out = np.sort(out, kind="stable")  # fast: a noise is nearly monotone in u already
+        starts = np.flatnonzero(np.append(True, out[1:] != out[:-1]))
+        counts = np.diff(np.append(starts, out.size))
+        return cls(name, out[starts], counts.astype(np.int64))
 
 
 @dataclass
@@ -83,7 +85,8 @@ class RunLaw:
     """Every token's probability, runs in order (float64)."""
 
 
-def _score(kind, param, values):
+def score(kind, param, values):
+    """The float32 scores ``fl(param + values)`` (``add``) or ``fl(param · values)`` (``mul``)."""
     with np.errstate(over="ignore", invalid="ignore"):
         if kind == "add":
             return param + values
@@ -93,11 +96,11 @@ def _score(kind, param, values):
 def _run_atoms(kind, param, atoms: NoiseAtoms, v_lo):
     """Window atoms (score ≥ v_lo) of one run: values, P, P(score > v), P(score ≥ v)."""
     first = _first_candidate(kind, np.float32(param), atoms.values, v_lo)
-    score = _score(kind, np.float32(param), atoms.values[first:])
-    start = int(np.searchsorted(score, score.dtype.type(v_lo), side="left"))
-    if start == score.size:
+    scores = score(kind, np.float32(param), atoms.values[first:])
+    start = int(np.searchsorted(scores, scores.dtype.type(v_lo), side="left"))
+    if start == scores.size:
         return tuple(np.zeros(0) for _ in range(4))
-    s = score[start:]
+    s = scores[start:]
     start += first
     cum = atoms.cumulative[start:]
     ends = np.append(np.flatnonzero(s[1:] != s[:-1]), s.size - 1)
@@ -114,7 +117,9 @@ def _first_candidate(kind, param, values, v_lo) -> int:
         bound = (v_lo - float(param)) - 2.0**-10 * (1.0 + abs(v_lo) + abs(float(param)))
     else:
         bound = v_lo / float(param) * (1.0 - 2.0**-10)
-    return max(0, int(np.searchsorted(values, values.dtype.type(bound), side="left")) - 1)
+    with np.errstate(over="ignore"):
+        bound = values.dtype.type(bound)
+    return max(0, int(np.searchsorted(values, bound, side="left")) - 1)
 
 
 def _log_cdf(sf):
@@ -220,7 +225,7 @@ def _per_token(counts, slices, prob, log_a, log_f, log_fm, mass, total, target) 
             with np.errstate(divide="ignore", invalid="ignore"):
                 log_c = np.log(prob[sl][keep]) + log_a[sl][keep] + (n - 1) * log_f[sl][keep]
                 log_rho = log_fm[sl][keep] - log_f[sl][keep]
-            P = _token_probs(n, log_c, log_rho)
+            P = power_sums(n, log_c, log_rho)
         per_token.append(P)
         first[j], lastp[j] = P[0], P[-1]
         abs_dev[j], kl[j], chi2[j] = _sums(P, target[j])
@@ -231,14 +236,16 @@ def _per_token(counts, slices, prob, log_a, log_f, log_fm, mass, total, target) 
                   np.concatenate(per_token))
 
 
-def _token_probs(n, log_c, log_rho, rows: int = 1 << 14) -> np.ndarray:
-    """``P_r = Σ_v exp(log_c_v + r·log_rho_v)`` for r = 0..n−1: chunks of r of width about √n,
-    each a matrix product with the powers ``ρ^b`` of one chunk."""
-    out = np.zeros(n)
+def power_sums(n, log_c, log_rho, rows: int = 1 << 14) -> np.ndarray:
+    """``P_r = Σ_v exp(log_c_v + r·log_rho_v)`` for r = 0..n−1 (``log_c`` may have leading
+    axes, one sum per row): chunks of r of width about √n, each a matrix product with the
+    powers ``ρ^b`` of one chunk."""
+    log_c = np.asarray(log_c)
+    out = np.zeros(log_c.shape[:-1] + (n,))
     width = max(1, min(n, int(np.ceil(np.sqrt(n)))))
     b = np.arange(width)
-    for k0 in range(0, log_c.size, rows):
-        lc, lr = log_c[k0:k0 + rows], log_rho[k0:k0 + rows]
+    for k0 in range(0, log_rho.size, rows):
+        lc, lr = log_c[..., k0:k0 + rows], log_rho[k0:k0 + rows]
         with np.errstate(invalid="ignore", over="ignore"):
             powers = np.exp(np.outer(lr, b))
         powers[:, 0] = 1.0
@@ -247,7 +254,7 @@ def _token_probs(n, log_c, log_rho, rows: int = 1 << 14) -> np.ndarray:
                 coef = np.exp(lc + r0 * lr) if r0 else np.exp(lc)
             coef[~np.isfinite(coef)] = 0.0
             w = min(width, n - r0)
-            out[r0:r0 + w] += coef @ powers[:, :w]
+            out[..., r0:r0 + w] += coef @ powers[:, :w]
     return out
 
 
