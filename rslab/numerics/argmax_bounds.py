@@ -76,6 +76,8 @@ KEEP_ENTRIES = 1 << 25
 SUM_BLOCK = 1024
 SLACK = 2.0**-26
 FIXUP_STEPS = 8
+SMALLEST = 2.0**-149
+"""The smallest positive float32: no race score below it wins (it is 0)."""
 LATTICE_LOG = UNIFORM_BITS * np.log(2.0)
 INVERSE = {"add": np.subtract, "mul": np.divide}
 """The noise whose score ``a ∘ x`` is a given real (a float64 estimate)."""
@@ -124,7 +126,7 @@ class Lattice:
 
     @classmethod
     def of(cls, atoms: NoiseAtoms, kind: str) -> Lattice:
-        return cls(kind, atoms.values, np.concatenate([[0], atoms.cumulative]))
+        return cls(kind, atoms.values, atoms.below)
 
     def score(self, a, x):
         return score(self.kind, a, x)
@@ -219,12 +221,12 @@ def _pilot(groups: Groups, lat: Lattice):
         b = np.maximum(np.searchsorted(edges, z, side="right") - 1, 0)
         a = np.maximum.reduceat(a, np.flatnonzero(np.diff(b, prepend=-1)))
         n = np.bincount(b, n)[np.unique(b)]
-    x = lat.x.astype(np.float64)
 
     def log_all_below(v):
         with np.errstate(all="ignore"):
             y = INVERSE[lat.kind](np.asarray(v, np.float64)[:, None], a[None, :])
-        return _lattice_log(lat.below[np.searchsorted(x, y, side="left")]) @ n
+            y = y.astype(np.float32)
+        return _lattice_log(lat.below[np.searchsorted(lat.x, y, side="left")]) @ n
 
     return log_all_below
 
@@ -238,9 +240,9 @@ def _bottom(groups: Groups, kind: str, log_all_below, top: float) -> float:
         v = np.log(2) * np.dot(n, a) / TRUNCATION
     v = min(v, top)
     for _ in range(256):
-        if not log_all_below([v])[0] > -TRUNCATION:
+        if not log_all_below([v])[0] > -TRUNCATION or (kind == "mul" and v <= SMALLEST):
             break
-        v = v - 1.0 if kind == "add" else v / 2
+        v = v - 1.0 if kind == "add" else max(v / 2, SMALLEST)
     return v
 
 
@@ -264,7 +266,7 @@ def design_grid(groups: Groups, lat: Lattice, resolution: float = RESOLUTION) ->
     c = np.unique(np.concatenate([np.atleast_1d(x) for x in v]).astype(np.float32))
     c = c[np.isfinite(c) & ((c > 0) if lat.kind == "mul" else True)]
     if c.size == 0:
-        c = np.array([np.float32(2.0**-149)])
+        c = np.array([np.float32(SMALLEST)])
     return Grid.of(np.append(c, np.float32(np.inf)))
 
 

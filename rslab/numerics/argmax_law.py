@@ -48,11 +48,14 @@ class NoiseAtoms:
     name: str
     values: np.ndarray
     counts: np.ndarray
+    below: np.ndarray = field(init=False, repr=False)
+    """Lattice points below each value, and ``2^24`` last (one more entry than the values)."""
     cumulative: np.ndarray = field(init=False, repr=False)
-    """Lattice points at or below each value."""
+    """Lattice points at or below each value (a view of ``below``)."""
 
     def __post_init__(self):
-        object.__setattr__(self, "cumulative", np.cumsum(self.counts))
+        object.__setattr__(self, "below", np.concatenate([[0], np.cumsum(self.counts)]))
+        object.__setattr__(self, "cumulative", self.below[1:])
 
     @classmethod
     def of(cls, name: str, outputs) -> NoiseAtoms:

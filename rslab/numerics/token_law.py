@@ -247,7 +247,11 @@ def invcdf_row_law(weights, method: str, noise: str, resolution=None) -> TokenBo
 
 def fixed_row_law(weights, method: str, noise: str, resolution=None) -> TokenBounds:
     """The fixed-point inverse CDF's law (exact counts over 2^192, rounded once each)."""
-    return TokenBounds.exact(fixed_invcdf.exact_probs(check_row(weights)))
+    w = check_row(weights)
+    if w.max() > fixed_invcdf.MAX_WEIGHT:
+        raise ValueError(f"weights: the fixed-point draw takes weights up to 2^120, got "
+                         f"{w.max():g}")
+    return TokenBounds.exact(fixed_invcdf.exact_probs(w))
 
 
 def token_bounds(weights, method: str, noise=None, *,

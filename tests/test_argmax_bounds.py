@@ -1,0 +1,143 @@
+"""Certified bounds of an argmax draw's law on rows of many distinct weights: against every
+combination of atoms on a small lattice law, against the exact run law where both apply,
+and on rows of 154,880 tokens."""
+
+import itertools
+
+import numpy as np
+import pytest
+
+from rslab.numerics import argmax_bounds as ab
+from rslab.numerics import divergence_bound as db
+from rslab.numerics import targets
+from rslab.numerics.argmax_law import NoiseAtoms, score
+from rslab.numerics.token_law import noise_atoms, run_law, score_params, token_bounds
+
+N = 2**24
+COUNTS = np.array([N // 2, N // 8, N // 8, N // 8, N - N // 2 - 3 * (N // 8)], np.int64)
+SMALL = {"add": NoiseAtoms("add", np.array([-1.0, 0.0, 0.5, 1.0, 3.0], np.float32), COUNTS),
+         "mul": NoiseAtoms("mul", np.array([0.25, 0.5, 1.0, 2.0, np.inf], np.float32), COUNTS)}
+
+
+def every_combination(params, atoms: NoiseAtoms, kind: str) -> np.ndarray:
+    """Each token's chance to be the first of the highest scores, over every combination of
+    atoms (the row's tokens each draw one)."""
+    params = np.asarray(params, np.float32)
+    prob = atoms.counts / N
+    P = np.zeros(params.size)
+    for combo in itertools.product(range(atoms.values.size), repeat=params.size):
+        c = list(combo)
+        P[int(np.argmax(score(kind, params, atoms.values[c])))] += np.prod(prob[c])
+    return P
+
+
+@pytest.mark.parametrize("kind,params", [
+    ("add", [0.0, 0.5, -0.5, 0.5, 0.0, 2.0]),    # ties inside groups and across them
+    ("add", [-0.5, 0.5, -0.5, 0.5, -0.5, 0.5]),  # two groups interleaved
+    ("add", [3.0, 0.5, -0.5, 0.5, -3.5, 1.0]),   # a token alone above, one that never wins
+    ("mul", [2.0, 0.5, 1.0, 0.5, 4.0, 1.0]),     # +inf scores: the lowest index wins
+    ("mul", [1.0, 1.0, 1.0, 1.0, 1.0, 1.0]),
+])
+def test_bounds_hold_every_combination(kind, params):
+    P = every_combination(params, SMALL[kind], kind)
+    lo, hi = ab.bounds(np.float32(params), np.ones(len(params), bool), SMALL[kind], kind)
+    assert np.all(lo <= P) and np.all(P <= hi) and abs(P.sum() - 1) < 1e-12
+    if len(set(params)) == 1:  # no other group to tie with: exact by rank
+        assert np.allclose(lo, P, rtol=1e-6) and np.allclose(hi, P, rtol=1e-6)
+
+
+def test_tokens_that_do_not_take_part_never_win():
+    params = np.float32([0.0, -np.inf, 1.0, 0.5])
+    live = np.isfinite(params)
+    P = every_combination(params[live], SMALL["add"], "add")
+    lo, hi = ab.bounds(params, live, SMALL["add"], "add")
+    assert lo[1] == hi[1] == 0
+    assert np.all(lo[live] <= P) and np.all(P <= hi[live])
+
+
+@pytest.mark.parametrize("method,noise", [("gumbel", "div8"), ("race", "scaled")])
+def test_bounds_hold_the_exact_run_law(method, noise):
+    """Rows where today's exact law applies (runs in order, ties across runs exact): the
+    brackets hold it (but for its cut-off) and are about the resolution wide."""
+    rng = np.random.default_rng(7)
+    weights = np.sort(rng.uniform(0.05, 1, 120).astype(np.float32))[::-1]
+    target = targets.Target("runs", rng.integers(1, 40, 120), weights)
+    law = run_law(target, method, noise)
+    w = target.row()
+    kind = "add" if method == "gumbel" else "mul"
+    lo, hi = ab.bounds(score_params(kind, w), w > 0, noise_atoms(method, noise, "fast"), kind)
+    assert np.all(lo <= law.tokens + law.truncated) and np.all(law.tokens <= hi)
+    assert np.max((hi - lo) / law.tokens) < 4 * ab.RESOLUTION
+
+
+def _distinct_row(vocab: int) -> np.ndarray:
+    """Zipf weights (i + 1)^-1.1, every one distinct, shuffled."""
+    rng = np.random.default_rng(25)
+    return rng.permutation((np.arange(1, vocab + 1, dtype=np.float64) ** -1.1)
+                           .astype(np.float32))
+
+
+def _check_distinct(w, method, resolution):
+    b = token_bounds(w, method, resolution=resolution)
+    p = w / np.sum(w, dtype=np.float64)
+    assert not b.is_exact and np.all(b.lo <= b.mid) and np.all(b.mid <= b.hi)
+    assert abs(b.mid.sum() - 1) < resolution and b.rel_half_width(p) < 2 * resolution
+    lo, hi = db.chi2_interval(b.lo, b.hi, p)
+    assert lo <= db.chi2(b.mid, p) <= hi and hi - lo < 4 * resolution * np.sqrt(hi)
+
+
+@pytest.mark.parametrize("method", ["gumbel", "race"])
+def test_a_row_of_distinct_weights(method):
+    _check_distinct(_distinct_row(500), method, 1e-3)
+
+
+@pytest.mark.heavy
+@pytest.mark.parametrize("method,noise", [("gumbel", "div8"), ("gumbel", "div32"),
+                                          ("gumbel", "rangered"), ("race", "scaled")])
+def test_a_row_of_distinct_weights_at_the_notes_vocabulary(method, noise):
+    """154,880 distinct weights, shuffled: brackets of about the default resolution."""
+    w = _distinct_row(targets.VOCAB)
+    b = token_bounds(w, method, noise)
+    p = w / np.sum(w, dtype=np.float64)
+    assert b.rel_half_width(p) < 2 * ab.RESOLUTION and abs(b.mid.sum() - 1) < 1e-5
+
+
+def test_a_tail_that_wins_only_below_the_heads_noise():
+    """The tail wins only when the head scores at the bottom of its noise (Λ near −16): its
+    bracket is narrow against its target, and a few per cent of its own tiny chance."""
+    w = targets.peaked(0.01, 4096).row()
+    b = token_bounds(w, "gumbel", "div8", resolution=1e-5)
+    lo, hi = ab.bounds(score_params("add", w), w > 0, noise_atoms("gumbel", "div8", "fast"),
+                       "add")
+    p = w / np.sum(w, dtype=np.float64)
+    assert np.all(lo <= b.mid + 1e-15) and np.all(b.mid <= hi)
+    assert np.max((hi - lo) / p) < 1e-5 and np.max((hi - lo)[1:] / lo[1:]) < 0.05
+
+
+def _sorted(e: ab.Entries) -> ab.Entries:
+    return e.take(np.lexsort((e.cell, e.group)))
+
+
+def test_refined_entries_are_those_of_the_finer_grid():
+    atoms = noise_atoms("race", "scaled", "fast")
+    w = targets.zipf(3000, exponent=2.0).row()
+    groups, lat = ab.Groups.of(w, w > 0), ab.Lattice.of(atoms, "mul")
+    grid = ab.design_grid(groups, lat, 1e-3)
+    assert np.all(np.diff(grid.c) > 0) and grid.c[-1] == np.inf and grid.c[0] > 0
+    e = ab.Entries.join(ab.entry_chunks(groups, lat, grid))
+    pieces = np.where(grid.splittable() & (np.arange(grid.size) % 7 == 3), 5, 1)
+    fine, refined = ab.refine(grid, e, pieces, groups, lat)
+    assert fine.size > grid.size + 3 * np.sum(pieces > 1)
+    fresh = ab.Entries.join(ab.entry_chunks(groups, lat, fine))
+    a, b = _sorted(refined), _sorted(fresh)
+    for f in ("group", "cell", "q_lo", "q_hi", "single"):
+        assert np.array_equal(getattr(a, f), getattr(b, f)), f
+
+
+def test_bad_arguments():
+    with pytest.raises(ValueError, match="kind"):
+        ab.bounds(np.float32([1]), np.ones(1, bool), SMALL["add"], "max")
+    with pytest.raises(ValueError, match="resolution"):
+        ab.bounds(np.float32([1]), np.ones(1, bool), SMALL["add"], "add", resolution=0)
+    with pytest.raises(ValueError, match="weights: the Gumbel draw"):
+        token_bounds(np.float32([1e-40, 0, 2e-45]), "gumbel")
