@@ -76,15 +76,32 @@ KEEP_ENTRIES = 1 << 25
 SUM_BLOCK = 1024
 SLACK = 2.0**-26
 FIXUP_STEPS = 8
-SMALLEST = 2.0**-149
-"""The smallest positive float32: no race score below it wins (it is 0)."""
 LATTICE_LOG = UNIFORM_BITS * np.log(2.0)
-INVERSE = {"add": np.subtract, "mul": np.divide}
-"""The noise whose score ``a ∘ x`` is a given real (a float64 estimate)."""
-WEIGHT = {"add": np.exp2, "mul": lambda a: a}
-TO_OCTAVES = {"add": lambda v: v, "mul": np.log2}
-FROM_OCTAVES = {"add": lambda z: z, "mul": np.exp2}
-"""Scores on an axis where the groups' laws are shifts of one another (log2 for products)."""
+
+
+def _same(v):
+    return v
+
+
+@dataclass(frozen=True)
+class ScoreKind:
+    """What the bounds need of a score ``a ∘ x``: the noise ``inverse(v, a)`` whose score is
+    the real v (a float64 estimate), the ``weight`` a parameter stands for, an axis of
+    ``octaves`` (and back) on which the groups' laws are shifts of one another and the ideal
+    ``P(every score ≤ v) = exp(−ln 2 · Σ n·weight / 2^octaves(v))``, and the ``lowest``
+    score that can win."""
+
+    inverse: object
+    weight: object
+    octaves: object
+    from_octaves: object
+    lowest: float
+
+
+KINDS = {"add": ScoreKind(np.subtract, np.exp2, _same, _same, -np.inf),
+         "mul": ScoreKind(np.divide, _same, np.log2, np.exp2, 2.0**-149)}
+"""``add``: the Gumbel draw's ``log2 w + g``; ``mul``: the race's ``w · R``, where a score
+below the smallest positive float32 is 0 and never wins."""
 
 
 @dataclass(frozen=True)
@@ -110,8 +127,8 @@ class Groups:
         return cls(values.astype(np.float32), counts.astype(np.int64), tokens, group, rank)
 
     def share(self, kind: str) -> np.ndarray:
-        """Each group's token share of the row (the weight ``2^a`` or ``a`` over the total)."""
-        w = WEIGHT[kind](self.params.astype(np.float64))
+        """Each group's token share of the row (its ``weight`` over the total)."""
+        w = KINDS[kind].weight(self.params.astype(np.float64))
         return w / np.dot(self.counts, w)
 
 
@@ -128,6 +145,10 @@ class Lattice:
     def of(cls, atoms: NoiseAtoms, kind: str) -> Lattice:
         return cls(kind, atoms.values, atoms.below)
 
+    @property
+    def rule(self) -> ScoreKind:
+        return KINDS[self.kind]
+
     def score(self, a, x):
         return score(self.kind, a, x)
 
@@ -135,8 +156,8 @@ class Lattice:
         """How many atoms score ``fl(a ∘ x_k) < c`` for each (``a``, threshold ``c`` with its
         rounding ``edge``): a float64 estimate, corrected on the neighbouring atoms."""
         with np.errstate(all="ignore"):
-            y = INVERSE[self.kind](edge, np.float64(a) if np.ndim(a) == 0 else
-                                   a.astype(np.float64)).astype(np.float32)
+            y = self.rule.inverse(edge, np.float64(a) if np.ndim(a) == 0 else
+                                  a.astype(np.float64)).astype(np.float32)
         k = np.searchsorted(self.x, y, side="left")
         last = self.x.size - 1
         for _ in range(FIXUP_STEPS):
@@ -216,7 +237,7 @@ def _pilot(groups: Groups, lat: Lattice):
     a = groups.params.astype(np.float64)
     n = groups.counts.astype(np.float64)
     if a.size > PILOT_BINS:
-        z = TO_OCTAVES[lat.kind](a)
+        z = lat.rule.octaves(a)
         edges = z[-1] - PILOT_OCTAVES + np.arange(PILOT_BINS) * (PILOT_OCTAVES / PILOT_BINS)
         b = np.maximum(np.searchsorted(edges, z, side="right") - 1, 0)
         a = np.maximum.reduceat(a, np.flatnonzero(np.diff(b, prepend=-1)))
@@ -224,25 +245,23 @@ def _pilot(groups: Groups, lat: Lattice):
 
     def log_all_below(v):
         with np.errstate(all="ignore"):
-            y = INVERSE[lat.kind](np.asarray(v, np.float64)[:, None], a[None, :])
+            y = lat.rule.inverse(np.asarray(v, np.float64)[:, None], a[None, :])
             y = y.astype(np.float32)
         return _lattice_log(lat.below[np.searchsorted(lat.x, y, side="left")]) @ n
 
     return log_all_below
 
 
-def _bottom(groups: Groups, kind: str, log_all_below, top: float) -> float:
-    """A score below which all scores lie with probability at most ``e^-TRUNCATION``."""
-    a, n = groups.params.astype(np.float64), groups.counts
-    if kind == "add":
-        v = np.log2(np.log(2) * np.dot(n, np.exp2(a - a[-1])) / TRUNCATION) + a[-1]
-    else:
-        v = np.log(2) * np.dot(n, a) / TRUNCATION
-    v = min(v, top)
+def _bottom(groups: Groups, kind: ScoreKind, log_all_below, top: float) -> float:
+    """A score below which all scores lie with probability at most ``e^-TRUNCATION``: from
+    the ideal law, lowered an octave at a time until the pilot agrees."""
+    total = np.dot(groups.counts, kind.weight(groups.params.astype(np.float64)))
+    z = min(np.log2(np.log(2) * total / TRUNCATION), kind.octaves(top))
     for _ in range(256):
-        if not log_all_below([v])[0] > -TRUNCATION or (kind == "mul" and v <= SMALLEST):
+        v = max(kind.from_octaves(z), kind.lowest)
+        if not log_all_below([v])[0] > -TRUNCATION or v <= kind.lowest:
             break
-        v = v - 1.0 if kind == "add" else max(v / 2, SMALLEST)
+        z -= 1.0
     return v
 
 
@@ -253,21 +272,19 @@ def design_grid(groups: Groups, lat: Lattice, resolution: float = RESOLUTION) ->
     finite = lat.x[np.isfinite(lat.score(a_top, lat.x))]
     top = float(lat.score(a_top, finite[-1])) if finite.size else float(a_top)
     log_all_below = _pilot(groups, lat)
-    bottom = _bottom(groups, lat.kind, log_all_below, top)
-    z = np.linspace(TO_OCTAVES[lat.kind](bottom), TO_OCTAVES[lat.kind](top), PILOT_POINTS)
-    lam = np.maximum.accumulate(log_all_below(FROM_OCTAVES[lat.kind](z)))
+    rule = lat.rule
+    bottom = _bottom(groups, rule, log_all_below, top)
+    z = np.linspace(rule.octaves(bottom), rule.octaves(top), PILOT_POINTS)
+    lam = np.maximum.accumulate(log_all_below(rule.from_octaves(z)))
     v = [bottom, top]
     for level, step in ((np.exp(lam / 2), resolution / 4), (lam, MAX_STEP)):
         ok = np.isfinite(level)
         level, first = np.unique(level[ok], return_index=True)
         if level.size > 1:
             steps = np.arange(level[0], level[-1], step)
-            v.append(FROM_OCTAVES[lat.kind](np.interp(steps, level, z[ok][first])))
+            v.append(rule.from_octaves(np.interp(steps, level, z[ok][first])))
     c = np.unique(np.concatenate([np.atleast_1d(x) for x in v]).astype(np.float32))
-    c = c[np.isfinite(c) & ((c > 0) if lat.kind == "mul" else True)]
-    if c.size == 0:
-        c = np.array([np.float32(SMALLEST)])
-    return Grid.of(np.append(c, np.float32(np.inf)))
+    return Grid.of(np.append(c[np.isfinite(c) & (c >= rule.lowest)], np.float32(np.inf)))
 
 
 @dataclass(frozen=True)
