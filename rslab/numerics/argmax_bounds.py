@@ -27,23 +27,29 @@ bracketed (their share is of the order of a float32 ulp of the score).
 **The grid.** A cell's bracket is as wide as ``Λ_{k+1} − Λ_k``, and a token's relative
 width is that increase averaged over where it wins (about ``e^Λ dΛ``). Cells equally
 spaced in ``e^{Λ/2}``, ``4/resolution`` of them, make the average at most about
-``resolution``. The design reads Λ from a pilot: the groups merged into ``PILOT_BINS``
-bins of ``a``, on ``PILOT_POINTS`` points; the bounds hold whatever the grid.
+``resolution``; cells at most ``MAX_STEP`` apart in Λ serve the tokens that win only
+where Λ is low. The design reads Λ from a pilot (the groups merged into ``PILOT_BINS``
+bins of ``a``, on ``PILOT_POINTS`` points); then, up to ``REFINE_ROUNDS`` times, the
+cells that make a group's bracket wider than ``resolution`` (relative to the larger of
+its tokens' probability and their share of the row) are cut into up to ``MAX_SPLIT``
+pieces. The bounds hold whatever the grid.
 
-**Cost.** A group's counts change only in cells that hold its atoms, so a group costs
-the fewer of its atoms above ``c_0`` (scored one by one, *sparse*) and its cells (one
-threshold query each, *dense*); groups are streamed in chunks of ``CHUNK`` items, and
-the (group, cell) entries are kept between the two passes (Λ, then the bounds) when
-there are at most ``KEEP_ENTRIES`` of them, else computed again.
+**Cost.** A group's counts change only in cells that hold its atoms: each group is
+counted at the thresholds of its lower cells (*dense*, one query each) and its atoms above
+are scored one by one (*sparse*), split where that costs least. Groups are streamed in
+chunks of ``CHUNK`` items; the (group, cell) entries are kept for the bounds and the
+refinement when there are at most ``KEEP_ENTRIES`` of them, else computed again (and the
+grid is not refined).
 
-**Error model.** Counts are exact integers; a threshold query is a bisection on float64
-estimates corrected by the draw's own float32 operation on the neighbouring atoms
-(exact). Logs and exps are within an ulp, Λ is summed per cell by ``bincount`` and
-across cells in blocks of ``SUM_BLOCK`` (error below ``2^-35·|Λ|`` for at most 2^24
-cells and 2^24 entries per cell), and each bound's sum has at most 2^24 nonnegative
-terms; every bound is then widened by the relative ``SLACK = 2^-26``, above all of
-these. Scores below ``c_0`` (``Λ_0 ≤ −TRUNCATION`` by the pilot) enter the upper bound
-only.
+**Error model.** Counts are exact integers: a threshold query starts from a float64
+estimate and is corrected by the draw's own float32 operation on the neighbouring atoms.
+Λ is summed per cell by ``bincount`` (at most 2^18 terms) and across cells in blocks of
+``SUM_BLOCK``, all terms of one sign: its error is below ``2^-34.9·|Λ|``; each entry's log
+bound moves by ``LOG_SLACK = 2^-33`` times the sum of the magnitudes it is made of, which
+covers that and the logs' own roundings. What is left, the exps, the sums of at most 2^24
+positive terms of each bound and the powers of the rank terms, stays below ``2^-28``
+relative, and every bound is widened by ``SLACK = 2^-26``. Scores below ``c_0``
+(``Λ_0 ≤ −TRUNCATION`` by the pilot) enter the upper bound only, as ``e^{Λ_0}``.
 """
 
 from __future__ import annotations
@@ -75,6 +81,7 @@ DENSE_COST = 2
 KEEP_ENTRIES = 1 << 25
 SUM_BLOCK = 1024
 SLACK = 2.0**-26
+LOG_SLACK = 2.0**-33
 FIXUP_STEPS = 8
 LATTICE_LOG = UNIFORM_BITS * np.log(2.0)
 
@@ -445,15 +452,18 @@ def entry_bounds(e: Entries, counts, lam: AllBelow, threshold: float) -> EntryBo
     ln_m = _lattice_log(e.q_hi - e.q_lo)
     s_lo, s_hi = lam.s[e.cell], lam.s[e.cell + 1]
     z_lo, z_hi = lam.zeros[e.cell] - ~pos, lam.zeros[e.cell + 1]
+    slack = LOG_SLACK * (np.abs(s_lo) + np.abs(s_hi) + np.abs(ln_m) + 1
+                         + n * (np.where(pos, -ln_lo, 0.0) - ln_hi))
     with np.errstate(invalid="ignore"):
-        c_hi = ln_m + s_hi - ln_hi
-        lo = _exp_if(np.where(pos, ln_m + s_lo - ln_lo, np.where(n > 1, -np.inf, ln_m + s_lo)),
-                     z_lo)
+        c_hi = ln_m + s_hi - ln_hi + slack
+        lo = _exp_if(np.where(pos, ln_m + s_lo - ln_lo, np.where(n > 1, -np.inf, ln_m + s_lo))
+                     - slack, z_lo)
         rank = np.flatnonzero(e.single & (n > 1) & ((n - 1) * (ln_hi - ln_lo) > threshold))
     hi = _exp_if(c_hi, z_hi)
     r_lo, r_hi, nr = ln_lo[rank], ln_hi[rank], n[rank]
     with np.errstate(invalid="ignore"):
-        c_lo = ln_m[rank] + s_lo[rank] - np.where(pos[rank], nr * r_lo, 0.0) + (nr - 1) * r_hi
+        c_lo = (ln_m[rank] + s_lo[rank] - np.where(pos[rank], nr * r_lo, 0.0) + (nr - 1) * r_hi
+                - slack[rank])
     c = np.stack([np.where(z_lo[rank] == 0, c_lo, -np.inf),
                   np.where(z_hi[rank] == 0, c_hi[rank], -np.inf)])
     lo[rank], hi[rank] = 0.0, 0.0
@@ -556,7 +566,8 @@ def token_bounds(groups: Groups, gb: GroupBounds, lam: AllBelow, vocab: int):
     """Lower and upper bounds of every token (float64 [vocab]; 0 for a token not live)."""
     lo, hi = np.zeros(vocab), np.zeros(vocab)
     lo[groups.tokens] = gb.lo[groups.group]
-    hi[groups.tokens] = gb.hi[groups.group] + _exp_if(lam.s[0], lam.zeros[0])
+    below = lam.s[0] + LOG_SLACK * (abs(lam.s[0]) + 1)
+    hi[groups.tokens] = gb.hi[groups.group] + _exp_if(below, lam.zeros[0])
     for j, p in gb.by_rank.items():
         mine = groups.group == j
         lo[groups.tokens[mine]] += p[0, groups.rank[mine]]
