@@ -96,22 +96,49 @@ def score(kind, param, values):
         return param * values
 
 
-def _run_atoms(kind, param, atoms: NoiseAtoms, v_lo):
-    """Window atoms (score ≥ v_lo) of one run: values, P, P(score > v), P(score ≥ v)."""
+def _top(kind, param, atoms: NoiseAtoms, v_lo) -> float:
+    """A run's largest window value (its score of the largest atom), −inf if its window is
+    empty."""
+    top = score(kind, np.float32(param), atoms.values[-1])
+    return float(top) if top >= np.float32(v_lo) else -np.inf
+
+
+def _run_atoms(kind, param, atoms: NoiseAtoms, v_lo, ceiling=np.inf):
+    """Window atoms (v_lo ≤ score ≤ ceiling) of one run: values, P, P(score > v),
+    P(score ≥ v); and P(score ≥ the first window value above the ceiling), None if there
+    is none (only the atoms up to just above the ceiling are scored)."""
+    empty = tuple(np.zeros(0) for _ in range(4))
+    if _top(kind, param, atoms, v_lo) == -np.inf:
+        return empty, None
+    lo = np.float32(v_lo)
     first = _first_candidate(kind, np.float32(param), atoms.values, v_lo)
-    scores = score(kind, np.float32(param), atoms.values[first:])
-    start = int(np.searchsorted(scores, scores.dtype.type(v_lo), side="left"))
-    if start == scores.size:
-        return tuple(np.zeros(0) for _ in range(4))
-    s = scores[start:]
+    end = _end_candidate(kind, np.float32(param), atoms.values, max(ceiling, float(lo)))
+    scores = score(kind, np.float32(param), atoms.values[first:end])
+    start = int(np.searchsorted(scores, lo, side="left"))
+    stop = max(start, int(np.searchsorted(scores, np.float32(ceiling), side="right")))
+    s = scores[start:stop]
+    above = stop < scores.size or end < atoms.values.size
     start += first
     cum = atoms.cumulative[start:]
-    ends = np.append(np.flatnonzero(s[1:] != s[:-1]), s.size - 1)
+    base = atoms.cumulative[start] - atoms.counts[start]
+    ends = np.append(np.flatnonzero(s[1:] != s[:-1]), s.size - 1) if s.size else np.zeros(0, int)
     at_most = cum[ends]
-    below = np.concatenate([[cum[0] - atoms.counts[start]], at_most[:-1]])
+    below = np.concatenate([[base], at_most[:-1]])[:at_most.size]
     n = 2**UNIFORM_BITS
+    rest = (n - (at_most[-1] if ends.size else base)) / LATTICE if above else None
     return (s[ends].astype(np.float64), (at_most - below) / LATTICE, (n - at_most) / LATTICE,
-            (n - below) / LATTICE)
+            (n - below) / LATTICE), rest
+
+
+def _end_candidate(kind, param, values, v_hi) -> int:
+    """An index from which every noise value scores above ``v_hi`` (a safe margin)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        if kind == "add":
+            bound = (v_hi - float(param)) + 2.0**-10 * (1.0 + abs(v_hi) + abs(float(param)))
+        else:
+            bound = v_hi / float(param) * (1.0 + 2.0**-10)
+        bound = values.dtype.type(bound)
+    return min(values.size, int(np.searchsorted(values, bound, side="right")) + 1)
 
 
 def _first_candidate(kind, param, values, v_lo) -> int:
@@ -167,20 +194,19 @@ def _events(counts, params, atoms, kind, v_lo, total):
     """Per run: window values, P, P(score > v), P(score ≥ v), and whether it can win. A
     one-token run's atoms above every other run's largest score are added to ``total`` and
     replaced by one lump (they win for sure; the lump keeps the other runs' CDF products)."""
-    runs = [_run_atoms(kind, p, atoms, v_lo) for p in params]
-    tops = np.array([r[0][-1] if r[0].size else -np.inf for r in runs])
+    tops = np.array([_top(kind, p, atoms, v_lo) for p in params])
     out = [[], [], [], [], []]
-    for j, (v, p, sf, sfm) in enumerate(runs):
-        win = np.ones(v.size, bool)
+    for j, param in enumerate(params):
+        ceiling = np.inf
         if counts[j] == 1 and counts.size > 1:
             ceiling = np.max(np.delete(tops, j))
-            above = np.flatnonzero(v > ceiling)
-            if above.size:
-                k = int(above[0])
-                total[j] += sfm[k]
-                v = np.append(v[:k], np.nextafter(ceiling, np.inf))
-                p, sf = np.append(p[:k], 0.0), np.append(sf[:k], 0.0)
-                sfm, win = np.append(sfm[:k], sfm[k]), np.append(win[:k], False)
+        (v, p, sf, sfm), rest = _run_atoms(kind, param, atoms, v_lo, ceiling)
+        win = np.ones(v.size, bool)
+        if rest is not None:
+            total[j] += rest
+            v = np.append(v, np.nextafter(ceiling, np.inf))
+            p, sf = np.append(p, 0.0), np.append(sf, 0.0)
+            sfm, win = np.append(sfm, rest), np.append(win, False)
         for lst, x in zip(out, (v, p, sf, sfm, win), strict=True):
             lst.append(x)
     return out
