@@ -6,12 +6,15 @@ import itertools
 
 import numpy as np
 import pytest
+from scipy import stats as sps
 
 from rslab.numerics import argmax_bounds as ab
 from rslab.numerics import divergence_bound as db
 from rslab.numerics import targets
 from rslab.numerics.argmax_law import NoiseAtoms, score
+from rslab.numerics.methods import draw
 from rslab.numerics.token_law import noise_atoms, run_law, score_params, token_bounds
+from rslab.reference import path_math, residual_draw
 
 N = 2**24
 COUNTS = np.array([N // 2, N // 8, N // 8, N // 8, N - N // 2 - 3 * (N // 8)], np.int64)
@@ -141,3 +144,26 @@ def test_bad_arguments():
         ab.bounds(np.float32([1]), np.ones(1, bool), SMALL["add"], "add", resolution=0)
     with pytest.raises(ValueError, match="weights: the Gumbel draw"):
         token_bounds(np.float32([1e-40, 0, 2e-45]), "gumbel")
+
+
+@pytest.mark.parametrize("method,noise", [("gumbel", "div8"), ("race", "scaled")])
+def test_the_law_agrees_with_the_reference_sampler(method, noise):
+    """300 distinct weights, a heavy token and a tail near the noise's cut-off: tokens the
+    reference draws (40,000 rows, one request each) agree with the midpoint law, not with
+    the target."""
+    rng = np.random.default_rng(11)
+    w = np.concatenate([[1.0], np.exp2(rng.uniform(-16, -9, 299))]).astype(np.float32)
+    P = token_bounds(w, method, noise).mid
+    math = path_math("fast", draw(method).pipeline(noise))
+    tokens = np.concatenate([
+        residual_draw(method, noise, math, 3, req, 0, np.broadcast_to(w, (req.size, w.size)))[0]
+        for req in np.array_split(np.arange(40_000), 20)])
+    tail = np.argsort(P[1:])[::-1] + 1  # the head alone, the tail in 20 cells of equal mass
+    cell = np.zeros(w.size, int)
+    cell[tail] = 1 + np.minimum((20 * (np.cumsum(P[tail]) - P[tail]) / P[tail].sum())
+                                .astype(int), 19)
+    drawn = np.bincount(cell[tokens], minlength=21)
+    for law, agrees in ((P, True), (w / np.sum(w, dtype=np.float64), False)):
+        expected = tokens.size * np.bincount(cell, law, minlength=21)
+        p_value = sps.chisquare(drawn, expected * drawn.sum() / expected.sum()).pvalue
+        assert (p_value > 1e-3) == agrees
