@@ -22,7 +22,8 @@ from rslab.numerics.methods import sampler_draws
 
 TARGET_SECONDS = 180
 DRAWS = sampler_draws()
-KEYS = ("draw", "rows", "target", "chi2", "chi2_lo", "chi2_hi", "max_rel_half_width", "kl",
+KEYS = ("draw", "rows", "target", "chi2", "chi2_lo", "chi2_hi", "rel_half_width",
+        "max_rel_half_width", "kl",
         "bound_samples", "bound_samples_kl", "detect_tokens", "detect_vectors", "detect_bins",
         "detect_lanes", "seconds")
 
@@ -44,7 +45,7 @@ def token_law_figures(vocab: int = targets.VOCAB, progress: bool = False) -> dic
 def _row_text(r: dict) -> str:
     interval = f"[{r['chi2_lo']:.4g}, {r['chi2_hi']:.4g}]"
     return (f"  {r['draw']:<16}{r['target']:<28}{r['chi2']:>10.4g}{interval:>24}"
-            f"{r['max_rel_half_width']:>9.1e}{r['bound_samples']:>10.3g}{r['detect_tokens']:>10.3g}"
+            f"{r['rel_half_width']:>9.1e}{r['bound_samples']:>10.3g}{r['detect_tokens']:>10.3g}"
             f"{r['detect_vectors']:>10.3g}{r['detect_bins']:>10.3g}{r['seconds']:>7.1f}")
 
 
@@ -52,7 +53,8 @@ def token_law_text(out: dict) -> str:
     t = out["token_laws"]
     lines = [f"Worst target per draw over {t['rows']} rows at V = {t['vocab']:,} (samples: below "
              "'bound' no test gains 0.1; the others, what a χ² test needs; the χ² interval "
-             "its law's bounds allow, 'rel' their largest relative half-width over the rows):",
+             "its law's bounds allow and 'rel' their largest half-width relative to a token's "
+             "probability or target, whichever is larger):",
              f"  {'draw':<16}{'worst target':<28}{'χ²':>10}{'χ² interval':>24}{'rel':>9}"
              f"{'bound':>10}{'tokens':>10}{'vectors':>10}{'bins':>10}{'s':>7}"]
     lines += [_row_text(r) for r in t["worst"]]

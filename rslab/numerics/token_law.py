@@ -15,13 +15,14 @@ For a target (:mod:`rslab.numerics.targets`) used as a residual row of weights
 exact and where it is bounded:
 
 * the inverse CDFs: exact (``lo = hi``);
-* an argmax draw on a row of at most ``MAX_RUNS`` distinct positive weights: today's
-  :func:`run_law`, exact but for two omissions that ``hi`` adds back (score values
-  below its cut-off, at most ``truncated ≤ MAX_TRUNCATED`` in all, and per token at
-  most ``MIN_WIN`` per atom of the noise); if the row has more than ``MAX_RUNS`` runs the
-  tokens of each weight are made adjacent, which changes nothing unless tokens of two
-  weights can draw one score (their ranges of scores overlap): then the order of their
-  ties is lost and ``[lo, hi]`` is the bracket below (widened to hold the midpoint);
+* an argmax draw on a row of at most ``MAX_RUNS`` distinct positive weights whose runs
+  hold at most ``EXACT_EVENTS`` window events (memory): today's :func:`run_law`, exact but
+  for two omissions that ``hi`` adds back (score values below its cut-off, at most
+  ``truncated ≤ MAX_TRUNCATED`` in all, and per token at most ``MIN_WIN`` per atom of the
+  noise); if the row has more than ``MAX_RUNS`` runs the tokens of each weight are made
+  adjacent, which changes nothing unless tokens of two weights can draw one score (their
+  ranges of scores overlap): then the order of their ties is lost and ``[lo, hi]`` is the
+  bracket below (widened to hold the midpoint);
 * an argmax draw on any other row: :func:`rslab.numerics.argmax_bounds.bounds`,
   certified brackets about ``resolution`` wide relative to the larger of a token's
   probability and its target (ties between tokens of different weights at one float32
@@ -59,6 +60,9 @@ MAX_RUNS = 256
 """An argmax draw's exact law (:func:`run_law`) is computed over at most this many distinct
 weights: a run of few tokens holds its whole window of noise atoms (hundreds of megabytes at
 V = 154,880); rows of more are bounded (:func:`argmax_row_law`)."""
+EXACT_EVENTS = 20_000_000
+"""Nor on rows whose runs would hold more than this many window events at once (about 120
+bytes each: rows of many heavy runs at small V would take tens of gigabytes)."""
 MAX_VOCAB = 154_880
 RESOLUTION = argmax_bounds.RESOLUTION
 
@@ -209,8 +213,9 @@ def _argmax_runs(w) -> tuple[Target, np.ndarray, bool] | None:
 def argmax_row_law(weights, method: str, noise: str,
                    resolution: float = RESOLUTION) -> TokenBounds:
     """An argmax draw's law on a row: :func:`run_law` over its runs of equal weights where it
-    has at most ``MAX_RUNS`` distinct weights, else the brackets of
-    :func:`rslab.numerics.argmax_bounds.bounds` (see the module docstring)."""
+    has at most ``MAX_RUNS`` distinct weights and they hold at most ``EXACT_EVENTS`` window
+    events, else the brackets of :func:`rslab.numerics.argmax_bounds.bounds` (see the
+    module docstring)."""
     w = check_row(weights)
     kind = draw(method).score
     params = score_params(kind, w)
@@ -220,7 +225,7 @@ def argmax_row_law(weights, method: str, noise: str,
                          "normal float32 (the sampler draws such a row from p)")
     atoms = noise_atoms(method, noise, "fast")
     runs = _argmax_runs(w)
-    if runs is None:
+    if runs is None or window_events(runs[0], atoms, kind) > EXACT_EVENTS:
         return TokenBounds.between(*argmax_bounds.bounds(params, live, atoms, kind, resolution))
     target, tokens, in_order = runs
     law = run_law(target, method, noise)
@@ -230,6 +235,15 @@ def argmax_row_law(weights, method: str, noise: str,
         return TokenBounds(P, P + (law.truncated + MIN_WIN * atoms.values.size) * live, P)
     lo, hi = argmax_bounds.bounds(params, live, atoms, kind, resolution)
     return TokenBounds(np.minimum(lo, P), np.maximum(hi, P), P)
+
+
+def window_events(target: Target, atoms: NoiseAtoms, kind: str) -> int:
+    """About how many (run, score value) events :func:`run_law` holds at once: each run's
+    atoms scoring above the first cut-off (more than a one-token run keeps)."""
+    params = score_params(kind, target.weights).astype(np.float64)
+    with np.errstate(all="ignore"):
+        y = argmax_bounds.KINDS[kind].inverse(_v_lo(kind, target, params), params)
+    return int(np.sum(atoms.values.size - np.searchsorted(atoms.values, y.astype(np.float32))))
 
 
 def _ties_across(params, atoms: NoiseAtoms, kind: str) -> bool:
