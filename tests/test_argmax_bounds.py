@@ -40,12 +40,14 @@ def every_combination(params, atoms: NoiseAtoms, kind: str) -> np.ndarray:
     ("add", [3.0, 0.5, -0.5, 0.5, -3.5, 1.0]),   # a token alone above, one that never wins
     ("mul", [2.0, 0.5, 1.0, 0.5, 4.0, 1.0]),     # +inf scores: the lowest index wins
     ("mul", [1.0, 1.0, 1.0, 1.0, 1.0, 1.0]),
+    ("mul", [3.0, 5.0, 7.0, 11.0, 13.0, 17.0]),  # no two products tie but at +inf
 ])
 def test_bounds_hold_every_combination(kind, params):
     P = every_combination(params, SMALL[kind], kind)
     lo, hi = ab.bounds(np.float32(params), np.ones(len(params), bool), SMALL[kind], kind)
     assert np.all(lo <= P) and np.all(P <= hi) and abs(P.sum() - 1) < 1e-12
-    if len(set(params)) == 1:  # no other group to tie with: exact by rank
+    ties = score(kind, np.float32(params)[:, None], SMALL[kind].values[:-1])
+    if len(set(params)) == 1 or np.unique(ties).size == ties.size:  # exact by rank and order
         assert np.allclose(lo, P, rtol=1e-6) and np.allclose(hi, P, rtol=1e-6)
 
 

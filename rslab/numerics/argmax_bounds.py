@@ -15,14 +15,18 @@ is below ``c_k``, is exact. A token of group j whose score falls in cell k wins 
 probability that is nondecreasing in its score, between the other tokens' product of
 ``F(c_k)`` and of ``F(c_{k+1})``; with ``m_jk`` the group's mass in the cell::
 
-    Σ_k m_jk e^{Λ_k} / F_j(c_k)  ≤  P_i  ≤  Σ_k m_jk e^{Λ_{k+1}} / F_j(c_{k+1}) + e^{Λ_0}
+    Σ_k m_jk e^{Λ_k} / F_j(c_k)  ≤  P_i  ≤  Σ_k m_jk e^{Λ_{k+1}} / F_j(c_{k+1}) + β_j e^{Λ_0}
 
-(the last term: every score below ``c_0``). Where all of a group's atoms in a cell share
+(the last term: every score below ``c_0``, where the token can win only with a score of at
+least every other group's lowest: ``β_j = P(that ≤ s < c_0) / F_j(c_0)``, 0 for a group
+that can never win). Where all of a group's atoms in a cell share
 one score value v, the token's own group enters exactly by its rank r among the group's
 tokens (the r before it score below v, the others at most v: ``F_j(c_k)^r
 F_j(c_{k+1})^{n_j−1−r}``, summed over those cells as powers, :func:`power_sums`), so
 ties inside a group are exact; ties with *other* groups at one float32 value stay
-bracketed (their share is of the order of a float32 ulp of the score).
+bracketed (their share is of the order of a float32 ulp of the score), but at +inf (a
+product that overflows, the infinite noise of a plateau), where the first token of the row
+to score +inf wins: that term is exact, summed in token order.
 
 **The grid.** A cell's bracket is as wide as ``Λ_{k+1} − Λ_k``, and a token's relative
 width is that increase averaged over where it wins (about ``e^Λ dΛ``). Cells equally
@@ -49,7 +53,7 @@ bound moves by ``LOG_SLACK = 2^-33`` times the sum of the magnitudes it is made 
 covers that and the logs' own roundings. What is left, the exps, the sums of at most 2^24
 positive terms of each bound and the powers of the rank terms, stays below ``2^-28``
 relative, and every bound is widened by ``SLACK = 2^-26``. Scores below ``c_0``
-(``Λ_0 ≤ −TRUNCATION`` by the pilot) enter the upper bound only, as ``e^{Λ_0}``.
+(``Λ_0 ≤ −TRUNCATION`` by the pilot) enter the upper bound only, as ``β_j e^{Λ_0}``.
 """
 
 from __future__ import annotations
@@ -83,6 +87,7 @@ SUM_BLOCK = 1024
 SLACK = 2.0**-26
 LOG_SLACK = 2.0**-33
 FIXUP_STEPS = 8
+N_LATTICE = 2**UNIFORM_BITS
 LATTICE_LOG = UNIFORM_BITS * np.log(2.0)
 
 
@@ -189,12 +194,12 @@ class Grid:
 
     c: np.ndarray
     edge: np.ndarray
+    """(:func:`rounding_edge`)"""
 
     @classmethod
     def of(cls, c) -> Grid:
         c = np.asarray(c, np.float32)
-        below = np.nextafter(c, np.float32(-np.inf)).astype(np.float64)
-        return cls(c, (below + np.where(np.isinf(c), 2.0**128, c.astype(np.float64))) / 2)
+        return cls(c, rounding_edge(c))
 
     @property
     def size(self) -> int:
@@ -203,8 +208,16 @@ class Grid:
     def splittable(self) -> np.ndarray:
         """Cells that hold more than one float32 value below the top one."""
         c = self.c
-        return np.append((c[1:] > np.nextafter(c[:-1], np.float32(np.inf))) &
-                         np.isfinite(c[1:]) & (np.arange(1, c.size) < c.size - 1), False)
+        with np.errstate(over="ignore"):
+            wide = c[1:] > np.nextafter(c[:-1], np.float32(np.inf))
+        return np.append(wide & np.isfinite(c[1:]) & (np.arange(1, c.size) < c.size - 1), False)
+
+
+def rounding_edge(c) -> np.ndarray:
+    """The float64 midpoint below each float32 ``c``: a real rounds to a float32 below ``c``
+    iff it is below the midpoint (or on it, rounding down)."""
+    below = np.nextafter(c, np.float32(-np.inf)).astype(np.float64)
+    return (below + np.where(np.isinf(c), 2.0**128, c.astype(np.float64))) / 2
 
 
 @dataclass
@@ -458,8 +471,11 @@ def entry_bounds(e: Entries, counts, lam: AllBelow, threshold: float) -> EntryBo
         c_hi = ln_m + s_hi - ln_hi + slack
         lo = _exp_if(np.where(pos, ln_m + s_lo - ln_lo, np.where(n > 1, -np.inf, ln_m + s_lo))
                      - slack, z_lo)
-        rank = np.flatnonzero(e.single & (n > 1) & ((n - 1) * (ln_hi - ln_lo) > threshold))
+        top = e.cell == lam.s.size - 2  # the +inf cell: exact by token order, infinite_terms
+        rank = np.flatnonzero(e.single & (n > 1) & ((n - 1) * (ln_hi - ln_lo) > threshold)
+                              & ~top)
     hi = _exp_if(c_hi, z_hi)
+    lo[top], hi[top] = 0.0, 0.0
     r_lo, r_hi, nr = ln_lo[rank], ln_hi[rank], n[rank]
     with np.errstate(invalid="ignore"):
         c_lo = (ln_m[rank] + s_lo[rank] - np.where(pos[rank], nr * r_lo, 0.0) + (nr - 1) * r_hi
@@ -562,12 +578,48 @@ def refine(grid: Grid, e: Entries, pieces, groups: Groups, lat: Lattice):
     return fine, Entries.join([keep, _counted_entries(seg, g, t, k, groups, lat)])
 
 
-def token_bounds(groups: Groups, gb: GroupBounds, lam: AllBelow, vocab: int):
-    """Lower and upper bounds of every token (float64 [vocab]; 0 for a token not live)."""
+def below_shares(groups: Groups, lat: Lattice, grid: Grid) -> np.ndarray:
+    """Per group: ``P(L_j ≤ s < c_0) / P(s < c_0)``, with ``L_j`` the largest lowest score of
+    the other groups, below which its tokens never win (0 if they never score there)."""
+    a = groups.params
+    lowest = lat.score(a, lat.x[0])
+    order = np.argsort(lowest)
+    others = np.full(a.size, lowest[order[-1]])
+    if a.size > 1:
+        others[order[-1]] = lowest[order[-2]]
+    else:
+        others[:] = -np.inf
+    at_c0 = lat.below[lat.count(a, grid.c[0], grid.edge[0])]
+    at_l = lat.below[lat.count(a, others, rounding_edge(others))]
+    return np.where((at_c0 > 0) & (others < grid.c[0]),
+                    (at_c0 - np.minimum(at_l, at_c0)) / np.maximum(at_c0, 1), 0.0)
+
+
+def infinite_terms(groups: Groups, lat: Lattice) -> tuple[np.ndarray, np.ndarray]:
+    """Each live token's chance to win with the score +inf (an overflowed product, a plateau's
+    infinite noise), bounds: its own chance of +inf times every earlier token's chance of a
+    finite score (the first +inf wins), summed in token order."""
+    a = groups.params
+    inf = np.full(a.size, np.float32(np.inf))
+    finite = lat.below[lat.count(a, inf, rounding_edge(inf))]
+    with np.errstate(divide="ignore"):
+        log_f = _lattice_log(finite)[groups.group]
+    before = np.concatenate([[0.0], np.cumsum(log_f)[:-1]])
+    m = ((N_LATTICE - finite) / N_LATTICE)[groups.group]
+    slack = LOG_SLACK * (1 - np.where(np.isfinite(before), before, 0.0))
+    return m * np.exp(before - slack), m * np.exp(before + slack)
+
+
+def token_bounds(groups: Groups, gb: GroupBounds, lam: AllBelow, below, lat: Lattice,
+                 vocab: int):
+    """Lower and upper bounds of every token (float64 [vocab]; 0 for a token not live);
+    ``below`` (:func:`below_shares`) bounds each group's share of ``e^{Λ_0}``, and the
+    +inf scores enter exactly (:func:`infinite_terms`)."""
     lo, hi = np.zeros(vocab), np.zeros(vocab)
-    lo[groups.tokens] = gb.lo[groups.group]
-    below = lam.s[0] + LOG_SLACK * (abs(lam.s[0]) + 1)
-    hi[groups.tokens] = gb.hi[groups.group] + _exp_if(below, lam.zeros[0])
+    inf_lo, inf_hi = infinite_terms(groups, lat)
+    lo[groups.tokens] = gb.lo[groups.group] + inf_lo
+    under = _exp_if(lam.s[0] + LOG_SLACK * (abs(lam.s[0]) + 1), lam.zeros[0]) * below
+    hi[groups.tokens] = gb.hi[groups.group] + under[groups.group] + inf_hi
     for j, p in gb.by_rank.items():
         mine = groups.group == j
         lo[groups.tokens[mine]] += p[0, groups.rank[mine]]
@@ -600,13 +652,14 @@ def bounds(params, live, atoms: NoiseAtoms, kind: str, resolution: float = RESOL
     groups = Groups.of(np.asarray(params, np.float32), live)
     lat = Lattice.of(atoms, kind)
     grid = design_grid(groups, lat, resolution)
+    below = below_shares(groups, lat, grid)
     threshold = resolution / 8
     kept = []
     lam = all_below(_keeping(entry_chunks(groups, lat, grid), kept), groups.counts, grid.size)
     if not kept:
         gb = group_bounds(((e, entry_bounds(e, groups.counts, lam, threshold))
                            for e in entry_chunks(groups, lat, grid)), groups)
-        return token_bounds(groups, gb, lam, np.size(params))
+        return token_bounds(groups, gb, lam, below, lat, np.size(params))
     e = Entries.join(kept)
     del kept
     for round_ in range(REFINE_ROUNDS + 1):
@@ -617,4 +670,4 @@ def bounds(params, live, atoms: NoiseAtoms, kind: str, resolution: float = RESOL
             break
         grid, e = refine(grid, e, pieces, groups, lat)
         lam = all_below([e], groups.counts, grid.size)
-    return token_bounds(groups, gb, lam, np.size(params))
+    return token_bounds(groups, gb, lam, below, lat, np.size(params))
