@@ -119,24 +119,29 @@ def test_a_tail_that_wins_only_below_the_heads_noise():
     assert np.max((hi - lo) / p) < 1e-5 and np.max((hi - lo)[1:] / lo[1:]) < 0.05
 
 
-def _sorted(e: ab.Entries) -> ab.Entries:
-    return e.take(np.lexsort((e.cell, e.group)))
+def _entries(groups, lat, grid) -> dict:
+    """Every entry of the row, sorted by group and cell."""
+    parts = list(ab.entry_chunks(groups, lat, grid))
+    e = {f: np.concatenate([getattr(p, f) for p in parts])
+         for f in ("group", "cell", "q_lo", "q_hi", "single")}
+    order = np.lexsort((e["cell"], e["group"]))
+    return {f: v[order] for f, v in e.items()}
 
 
-def test_refined_entries_are_those_of_the_finer_grid():
+def test_counting_at_thresholds_and_scoring_atoms_agree(monkeypatch):
+    """Each group's entries found by a count at every threshold (dense) and by scoring every
+    atom (sparse) are the same; the grid rises to +inf."""
     atoms = noise_atoms("race", "scaled", "fast")
     w = targets.zipf(3000, exponent=2.0).row()
     groups, lat = ab.Groups.of(w, w > 0), ab.Lattice.of(atoms, "mul")
     grid = ab.design_grid(groups, lat, 1e-3)
     assert np.all(np.diff(grid.c) > 0) and grid.c[-1] == np.inf and grid.c[0] > 0
-    e = ab.Entries.join(ab.entry_chunks(groups, lat, grid))
-    pieces = np.where(grid.splittable() & (np.arange(grid.size) % 7 == 3), 5, 1)
-    fine, refined = ab.refine(grid, e, pieces, groups, lat)
-    assert fine.size > grid.size + 3 * np.sum(pieces > 1)
-    fresh = ab.Entries.join(ab.entry_chunks(groups, lat, fine))
-    a, b = _sorted(refined), _sorted(fresh)
-    for f in ("group", "cell", "q_lo", "q_hi", "single"):
-        assert np.array_equal(getattr(a, f), getattr(b, f)), f
+    found = []
+    for cost in (0, 10**9):  # every group dense, then every group sparse
+        monkeypatch.setattr(ab, "DENSE_COST", cost)
+        found.append(_entries(groups, lat, grid))
+    for f in found[0]:
+        assert np.array_equal(found[0][f], found[1][f]), f
 
 
 def test_bad_arguments():

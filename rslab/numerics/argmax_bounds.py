@@ -33,17 +33,15 @@ width is that increase averaged over where it wins (about ``e^Λ dΛ``). Cells e
 spaced in ``e^{Λ/2}``, ``4/resolution`` of them, make the average at most about
 ``resolution``; cells at most ``MAX_STEP`` apart in Λ serve the tokens that win only
 where Λ is low. The design reads Λ from a pilot (the groups merged into ``PILOT_BINS``
-bins of ``a``, on ``PILOT_POINTS`` points); then, up to ``REFINE_ROUNDS`` times, the
-cells that make a group's bracket wider than ``resolution`` (relative to the larger of
-its tokens' probability and their share of the row) are cut into up to ``MAX_SPLIT``
-pieces. The bounds hold whatever the grid.
+bins of ``a``, on ``PILOT_POINTS`` points). The bounds hold whatever the grid; the grid
+decides only how wide they are (the widths are reported, never assumed).
 
 **Cost.** A group's counts change only in cells that hold its atoms: each group is
 counted at the thresholds of its lower cells (*dense*, one query each) and its atoms above
 are scored one by one (*sparse*), split where that costs least. Groups are streamed in
-chunks of ``CHUNK`` items; the (group, cell) entries are kept for the bounds and the
-refinement when there are at most ``KEEP_ENTRIES`` of them, else computed again (and the
-grid is not refined).
+chunks of ``CHUNK`` items; the (group, cell) entries are kept from the first pass (Λ) for
+the second (the bounds) when there are at most ``KEEP_ENTRIES`` of them, else computed
+again.
 
 **Error model.** Counts are exact integers: a threshold query starts from a float64
 estimate and is corrected by the draw's own float32 operation on the neighbouring atoms.
@@ -76,8 +74,6 @@ PILOT_OCTAVES = 64.0
 PILOT_POINTS = 2048
 MAX_STEP = 1 / 64
 """No designed cell spans more than this increase of the pilot's Λ."""
-REFINE_ROUNDS = 3
-MAX_SPLIT = 64
 CHUNK = 1 << 21
 SPLIT_CANDIDATES = 24
 DENSE_COST = 2
@@ -138,11 +134,6 @@ class Groups:
         rank[order] = np.arange(tokens.size) - np.repeat(starts, counts)
         return cls(values.astype(np.float32), counts.astype(np.int64), tokens, group, rank)
 
-    def share(self, kind: str) -> np.ndarray:
-        """Each group's token share of the row (its ``weight`` over the total)."""
-        w = KINDS[kind].weight(self.params.astype(np.float64))
-        return w / np.dot(self.counts, w)
-
 
 @dataclass(frozen=True)
 class Lattice:
@@ -180,10 +171,6 @@ class Lattice:
             k = k + too_near - too_far.astype(k.dtype)
         raise RuntimeError("Lattice.count: the threshold estimate did not converge")
 
-    def atom_of(self, q) -> np.ndarray:
-        """The atom index whose ``below`` is ``q`` (``below`` is strictly increasing)."""
-        return np.searchsorted(self.below, q)
-
 
 @dataclass(frozen=True)
 class Grid:
@@ -205,14 +192,6 @@ class Grid:
     def size(self) -> int:
         return self.c.size
 
-    def splittable(self) -> np.ndarray:
-        """Cells that hold more than one float32 value below the top one."""
-        c = self.c
-        with np.errstate(over="ignore"):
-            wide = c[1:] > np.nextafter(c[:-1], np.float32(np.inf))
-        return np.append(wide & np.isfinite(c[1:]) & (np.arange(1, c.size) < c.size - 1), False)
-
-
 def rounding_edge(c) -> np.ndarray:
     """The float64 midpoint below each float32 ``c``: a real rounds to a float32 below ``c``
     iff it is below the midpoint (or on it, rounding down)."""
@@ -231,19 +210,8 @@ class Entries:
     q_hi: np.ndarray
     single: np.ndarray
 
-    @classmethod
-    def join(cls, parts) -> Entries:
-        parts = list(parts)
-        if not parts:
-            return cls(*(np.zeros(0, t) for t in (np.int64,) * 4 + (bool,)))
-        return cls(*(np.concatenate([getattr(p, f) for p in parts]) for f in
-                     ("group", "cell", "q_lo", "q_hi", "single")))
-
     def __len__(self) -> int:
         return self.group.size
-
-    def take(self, i) -> Entries:
-        return Entries(self.group[i], self.cell[i], self.q_lo[i], self.q_hi[i], self.single[i])
 
 
 def _lattice_log(q) -> np.ndarray:
@@ -448,12 +416,6 @@ class EntryBounds:
     c: np.ndarray
     log_rho: np.ndarray
 
-    def widths(self) -> np.ndarray:
-        """Each entry's bracket width (a rank entry's at rank 0)."""
-        out = self.hi - self.lo
-        out[self.rank] = np.exp(self.c[1]) - np.exp(self.c[0])
-        return out
-
 
 def entry_bounds(e: Entries, counts, lam: AllBelow, threshold: float) -> EntryBounds:
     """Each entry's bracket (see the module docstring); an entry enters by rank where the
@@ -495,13 +457,6 @@ class GroupBounds:
     hi: np.ndarray
     by_rank: dict
 
-    def floor(self) -> np.ndarray:
-        """Each group's smallest lower bound over its ranks."""
-        out = self.lo.copy()
-        for j, p in self.by_rank.items():
-            out[j] += p[0].min()
-        return out
-
 
 def group_bounds(parts, groups: Groups) -> GroupBounds:
     """Every group's bounds from its (entries, :func:`entry_bounds`) parts (the rank terms
@@ -529,53 +484,6 @@ def _runs(g):
     """The distinct values of sorted ``g`` with where each starts and ends."""
     start = np.flatnonzero(np.diff(g, prepend=-1))
     return g[start], start, np.append(start[1:], g.size)[:start.size]
-
-
-def splits(e: Entries, b: EntryBounds, groups: Groups, gb: GroupBounds, grid: Grid,
-           kind: str, resolution: float) -> np.ndarray:
-    """How many pieces to cut each cell into: an entry of width ``w`` relative to the larger
-    of its group's smallest lower bound and its target probability (``share``), in a
-    group whose relative width exceeds ``resolution``, asks for ``⌈8w/resolution⌉`` pieces
-    (at most ``MAX_SPLIT``) if ``w`` is above ``resolution/8``."""
-    scale = np.maximum(gb.floor(), groups.share(kind))
-    w = b.widths() / scale[e.group]
-    wide = np.bincount(e.group, w, minlength=scale.size) > resolution
-    pieces = np.where(wide[e.group], np.ceil(np.minimum(8 * w / resolution, MAX_SPLIT)), 1)
-    out = np.ones(grid.size, np.int64)
-    np.maximum.at(out, e.cell, pieces.astype(np.int64))
-    return np.where(grid.splittable(), out, 1)
-
-
-def refine(grid: Grid, e: Entries, pieces, groups: Groups, lat: Lattice):
-    """The grid with cell t cut into ``pieces[t]`` (evenly in value), and the entries on it:
-    an entry of a cut cell becomes one per piece where its group's count grows."""
-    cut = np.flatnonzero(pieces > 1)
-    lo, hi = grid.c[cut].astype(np.float64), grid.c[cut + 1].astype(np.float64)
-    n = pieces[cut] - 1
-    frac = _ranges(np.ones(cut.size, np.int64), n) / np.repeat(pieces[cut], n)
-    new = (np.repeat(lo, n) + np.repeat(hi - lo, n) * frac).astype(np.float32)
-    fine = Grid.of(np.unique(np.concatenate([grid.c, new])))
-    to_fine = np.searchsorted(fine.c, grid.c)
-    mine = pieces[e.cell] > 1
-    keep = e.take(~mine)
-    keep.cell = to_fine[keep.cell]
-    part = e.take(mine)
-    inner = to_fine[part.cell + 1] - to_fine[part.cell] - 1
-    t_in = _ranges(to_fine[part.cell] + 1, inner)
-    g_in = np.repeat(part.group, inner)
-    k_in = _thresholds_count(g_in, t_in, groups, lat, fine)
-    size = inner + 2
-    start = np.concatenate([[0], np.cumsum(size)[:-1]])
-    g = np.repeat(part.group, size)
-    t = np.empty(g.size, np.int64)
-    k = np.empty(g.size, np.int64)
-    t[start], k[start] = to_fine[part.cell], lat.atom_of(part.q_lo)
-    t[start + size - 1], k[start + size - 1] = to_fine[part.cell + 1], lat.atom_of(part.q_hi)
-    middle = np.ones(g.size, bool)
-    middle[start], middle[start + size - 1] = False, False
-    t[middle], k[middle] = t_in, k_in
-    seg = np.repeat(np.arange(size.size), size)
-    return fine, Entries.join([keep, _counted_entries(seg, g, t, k, groups, lat)])
 
 
 def below_shares(groups: Groups, lat: Lattice, grid: Grid) -> np.ndarray:
@@ -643,8 +551,7 @@ def _keeping(chunks, kept: list):
 def bounds(params, live, atoms: NoiseAtoms, kind: str, resolution: float = RESOLUTION):
     """Certified lower and upper bounds (float64 [V]) of the argmax law of tokens scored
     ``fl(params[i] ∘ x)`` (``live`` marks the tokens that take part; see the module
-    docstring), on cells designed for a relative width of about ``resolution`` and refined
-    ``REFINE_ROUNDS`` times where a group's width exceeds it (if the entries are kept)."""
+    docstring), on cells designed for a relative width of about ``resolution``."""
     if kind not in KIND:
         raise ValueError(f"kind must be one of {KIND}, got {kind!r}")
     if not 0 < resolution < 1:
@@ -656,18 +563,7 @@ def bounds(params, live, atoms: NoiseAtoms, kind: str, resolution: float = RESOL
     threshold = resolution / 8
     kept = []
     lam = all_below(_keeping(entry_chunks(groups, lat, grid), kept), groups.counts, grid.size)
-    if not kept:
-        gb = group_bounds(((e, entry_bounds(e, groups.counts, lam, threshold))
-                           for e in entry_chunks(groups, lat, grid)), groups)
-        return token_bounds(groups, gb, lam, below, lat, np.size(params))
-    e = Entries.join(kept)
-    del kept
-    for round_ in range(REFINE_ROUNDS + 1):
-        b = entry_bounds(e, groups.counts, lam, threshold)
-        gb = group_bounds([(e, b)], groups)
-        pieces = splits(e, b, groups, gb, grid, kind, resolution)
-        if round_ == REFINE_ROUNDS or not np.any(pieces > 1):
-            break
-        grid, e = refine(grid, e, pieces, groups, lat)
-        lam = all_below([e], groups.counts, grid.size)
+    chunks = kept or entry_chunks(groups, lat, grid)
+    gb = group_bounds(((e, entry_bounds(e, groups.counts, lam, threshold)) for e in chunks),
+                      groups)
     return token_bounds(groups, gb, lam, below, lat, np.size(params))
