@@ -1,5 +1,6 @@
 # rslab: build the book, run the tests, open the chapters, run the benchmarks.
-#   make book   the book at RSLAB_SCALE=book (default), executing every page
+#   make book   the book at RSLAB_SCALE=book (default), executing every page (two at a time
+#               on two cores: rslab.bookbuild --jobs)
 #   make test   ruff + pytest + the book at quick (every page executed) + the browser tests
 #   make book-student  the same book without the solutions (_build/student/_build/html)
 #   make lab    Jupyter Lab on book/, chapters open as notebooks, read-only to disk, at quick
@@ -46,13 +47,17 @@ book-student: $(STAMP) web-assets
 lint: $(STAMP)
 	$(BIN)/ruff check rslab tests _ext
 
+# pytest-xdist: TEST_JOBS workers, each taking whole test files (a module's fixtures are
+# built once, in one worker).
+TEST_JOBS ?= 2
 pytest: $(STAMP)
-	RSLAB_SCALE=quick $(BIN)/python -m pytest -q -m "not browser and not heavy and not pages"
+	RSLAB_SCALE=quick $(BIN)/python -m pytest -q -n $(TEST_JOBS) --dist loadfile \
+		-m "not browser and not heavy and not pages"
 
 # Each page executed on its own at quick scale, a test per page (make test's book build
 # executes them all at once).
 test-pages: $(STAMP)
-	RSLAB_SCALE=quick $(BIN)/python -m pytest -q -m pages tests/test_book_pages.py
+	RSLAB_SCALE=quick $(BIN)/python -m pytest -q -n $(TEST_JOBS) -m pages tests/test_book_pages.py
 
 # The exhaustive checks make test leaves out (the inverse CDF's law against brute force).
 test-heavy: $(STAMP)

@@ -18,7 +18,19 @@
   directives (``rslab.chapters.prose.strip_solutions``).
 - At the end of the build, MyST-NB's execution data of every page (runtime,
   method, success, error) is written to ``_build/execution.json``, from which
-  ``rslab.bookbuild`` prints the per-page times.
+  ``rslab.bookbuild`` prints the per-page times. Under a parallel read each worker's
+  data is merged into the main environment by MyST-NB's collector first.
+- Pages are read, and so executed, in the order of ``rslab_read_order`` (``_config.yml``:
+  the long pages and the memory-hungry one placed so that they do not meet), the rest after
+  them in Sphinx's order. Under a parallel read (``bookbuild --jobs``) every page is a task
+  of its own, so a worker that finishes a page takes the next one: Sphinx would otherwise
+  hand each worker a fixed run of pages.
+- Two extensions jupyter-book loads do not say whether they are parallel-read safe, so
+  Sphinx would warn (failing a ``-W`` build) and read serially; both are, and are declared so here
+  (``PARALLEL_SAFE``): ``sphinx_jupyterbook_latex`` only adds config values, node classes and
+  transforms that act when the builder is LaTeX; ``sphinx_multitoc_numbering`` replaces how
+  section numbers are assigned, which Sphinx does in the main process after the read. Neither
+  keeps anything in the environment.
 """
 
 import json
@@ -27,6 +39,7 @@ from pathlib import Path
 from shutil import copy2
 
 import nbformat
+import sphinx.builders
 from sphinx.util import logging
 
 from rslab.chapters.prose import strip_solutions
@@ -112,6 +125,32 @@ def write_execution_data(app, exception):
     path.write_text(json.dumps({"pages": pages}, indent=2) + "\n")
 
 
+def listed_first(app, env, docnames):
+    """Reorder the pages to read: those of ``rslab_read_order`` first, in its order."""
+    rank = {name: i for i, name in enumerate(app.config.rslab_read_order)}
+    docnames.sort(key=lambda name: rank.get(name, len(rank)))
+
+
+def one_page_per_task(docnames, nproc, maxbatch=None):
+    """Sphinx's ``make_chunks`` for the parallel read (and write): one page per task, started
+    in ``docnames`` order. ``ParallelTasks`` starts the first ``nproc`` tasks as they are added
+    and then, as workers free up, the task added last, so the rest are handed over reversed."""
+    return [[name] for name in [*docnames[:nproc], *reversed(docnames[nproc:])]]
+
+
+PARALLEL_SAFE = ("sphinx_jupyterbook_latex", "sphinx_multitoc_numbering")
+"""Extensions that keep no state of a page in the environment, but do not say so."""
+
+
+def declare_parallel_safe(app, env, docnames):
+    """Before Sphinx asks whether every extension may read in parallel (after jupyter-book
+    loaded its last ones)."""
+    for name in PARALLEL_SAFE:
+        ext = app.extensions.get(name)
+        if ext is not None and ext.parallel_read_safe is None:
+            ext.parallel_read_safe = True
+
+
 def setup(app):
     os.environ["RSLAB_BOOK_BUILD"] = "1"  # read by rslab.chapters.glue in the page kernels
     app.connect("html-page-context", drop_thebe_scripts)
@@ -121,4 +160,8 @@ def setup(app):
     app.connect("config-inited", hide_solutions)
     app.connect("build-finished", write_execution_data)
     app.connect("build-finished", strip_source_solutions)
+    app.add_config_value("rslab_read_order", [], "env", list)
+    app.connect("env-before-read-docs", listed_first)
+    app.connect("env-before-read-docs", declare_parallel_safe)
+    sphinx.builders.make_chunks = one_page_per_task
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,14 +1,17 @@
-"""Build the book: ``jupyter-book build . --all -W -n --keep-going``, then print
-how long each page took to execute: MyST-NB's execution data, which the book's
-Sphinx extension (``_ext/rslab_book.py``) writes to ``_build/execution.json``.
+"""Build the book: what ``jupyter-book build . --all -W -n --keep-going`` does, with
+``--jobs`` pages executed at once (Sphinx's parallel read), then print how long each page
+took to execute: MyST-NB's execution data, which the book's Sphinx extension
+(``_ext/rslab_book.py``) writes to ``_build/execution.json``.
 
-``python -m rslab.bookbuild [--strict] [--student] [--path DIR]``. ``--student`` builds
-the students' book, the same pages without their solutions (``RSLAB_STUDENT=1``, read by
-the extension), into ``_build/student/_build/html``. First fetches the pages'
-JavaScript (``tools/fetch_web_assets.sh``, a no-op once fetched) so the book works
-offline. Exit status is the build's: a page that fails to execute, or any Sphinx
-warning, fails it; so does a built page that loads a script or style sheet from
-another host.
+``python -m rslab.bookbuild [--strict] [--student] [--jobs N] [--path DIR]``. ``--student``
+builds the students' book, the same pages without their solutions (``RSLAB_STUDENT=1``, read
+by the extension), into ``_build/student/_build/html``. ``--jobs`` defaults to the cores this
+process may use; each page's own process pools then get the cores over the jobs
+(``RSLAB_WORKERS``, read by ``rslab.executors``), so two pages at once do not oversubscribe
+two cores. First fetches the pages' JavaScript (``tools/fetch_web_assets.sh``, a no-op once
+fetched) so the book works offline. Exit status is the build's: a page that fails to
+execute, or any Sphinx warning, fails it; so does a built page that loads a script or style
+sheet from another host.
 """
 
 import argparse
@@ -19,12 +22,15 @@ import shutil
 import subprocess
 import sys
 import time
+import traceback
 from pathlib import Path
 
 EXECUTION_DATA = Path("_build") / "execution.json"
 MEMO_DIR = Path("_build") / "memo"
 MEMO_ENV = "RSLAB_MEMO_DIR"
 """The environment variable ``rslab.memo`` reads (this module imports nothing of rslab)."""
+WORKERS_ENV = "RSLAB_WORKERS"
+"""The environment variable ``rslab.executors.default_workers`` reads."""
 REMOTE_ASSET = re.compile(
     r"<(?:script|link|img|iframe)\b[^>]{0,500}?\b(?:src|href)=[\"']((?:https?:)?//[^\"'\s]+)",
     re.IGNORECASE)
@@ -59,13 +65,47 @@ def fetch_web_assets(root: Path) -> int:
     return subprocess.call(["bash", str(script)]) if script.is_file() else 0
 
 
+def cores() -> int:
+    """The cores this process may run on."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
+def sphinx_build(root: Path, out: Path, strict: bool, jobs: int) -> int:
+    """Sphinx on the book at ``root`` with jupyter-book's configuration, as ``jupyter-book
+    build ROOT --all [-W -n --keep-going] [--path-output OUT]`` runs it, ``jobs`` pages read
+    at once; the build's status (a page that raised prints its traceback)."""
+    from jupyter_book.sphinx import build_sphinx
+    from sphinx.errors import SphinxParallelError
+
+    root = root.absolute()
+    overrides = {"external_toc_path": (root / "_toc.yml").as_posix(),
+                 "latex_individualpages": False}
+    if strict:
+        overrides["nitpicky"] = True
+    result = build_sphinx(root, out.absolute() / "_build" / "html", noconfig=True,
+                          path_config=str(root / "_config.yml"), confoverrides=overrides,
+                          builder="html", warningiserror=strict, keep_going=strict,
+                          freshenv=True, jobs=jobs)
+    if isinstance(result, SphinxParallelError):
+        print(result.traceback, file=sys.stderr)
+    elif isinstance(result, BaseException):
+        traceback.print_exception(result, file=sys.stderr)
+    return 1 if isinstance(result, BaseException) else result
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m rslab.bookbuild", description=__doc__)
     parser.add_argument("--path", default=".", help="book root (default: .)")
     parser.add_argument("--strict", action="store_true", help="-W -n --keep-going")
     parser.add_argument("--student", action="store_true",
                         help="the students' book: no solutions (_build/student)")
+    parser.add_argument("--jobs", type=int, default=cores(),
+                        help="pages executed at once (default: the cores this process may use)")
     args = parser.parse_args(argv)
+    if args.jobs < 1:
+        parser.error(f"--jobs must be a positive integer, got {args.jobs}")
     out = Path(args.path) / "_build" / "student" if args.student else Path(args.path)
     if fetch_web_assets(Path(args.path)) != 0:
         print("could not fetch the book's JavaScript (tools/fetch_web_assets.sh)", file=sys.stderr)
@@ -78,15 +118,11 @@ def main(argv=None) -> int:
     shutil.rmtree(memo_dir, ignore_errors=True)
     memo_dir.mkdir(parents=True)
     os.environ[MEMO_ENV] = str(memo_dir)
-    cmd = [str(Path(sys.executable).with_name("jupyter-book")), "build", args.path, "--all"]
-    if args.strict:
-        cmd += ["-W", "-n", "--keep-going"]
-    env = dict(os.environ)
+    os.environ.setdefault(WORKERS_ENV, str(max(1, cores() // args.jobs)))
     if args.student:
-        cmd += ["--path-output", str(out)]
-        env["RSLAB_STUDENT"] = "1"
+        os.environ["RSLAB_STUDENT"] = "1"
     start = time.perf_counter()
-    rc = subprocess.call(cmd, env=env)
+    rc = sphinx_build(Path(args.path), out, args.strict, args.jobs)
     total = time.perf_counter() - start
     times = page_times(out)
     print("\nPage execution times (MyST-NB's execution data):")

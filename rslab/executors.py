@@ -11,8 +11,8 @@ not with every task.
 Back ends (``make_executor``):
 
 * ``Serial()`` — this process, one task after another;
-* ``LocalProcesses(workers)`` — ``workers`` processes of this machine (default: the
-  cores this process may use), forked on Linux, spawned elsewhere;
+* ``LocalProcesses(workers)`` — ``workers`` processes of this machine (default:
+  ``default_workers()``, the cores this process may use), forked on Linux, spawned elsewhere;
 * ``DaskExecutor(address)`` — a ``dask.distributed`` cluster: ``"local"`` starts a
   ``LocalCluster`` on 127.0.0.1, ``"tcp://host:8786"`` connects to a running
   scheduler. Dask is an optional dependency (``pip install rslab[dask]``).
@@ -29,10 +29,19 @@ import os
 import sys
 
 _WORKER_SHARED = {}
+WORKERS_ENV = "RSLAB_WORKERS"
+"""Workers of a default pool, if set: the book build gives each of the pages it executes at
+once its share of the cores (``rslab.bookbuild``)."""
 
 
 def default_workers() -> int:
-    """The cores this process may run on (``os.sched_getaffinity`` where it exists)."""
+    """``RSLAB_WORKERS`` if set, else the cores this process may run on
+    (``os.sched_getaffinity`` where it exists)."""
+    if os.environ.get(WORKERS_ENV):
+        text = os.environ[WORKERS_ENV]
+        if not text.isdigit() or int(text) < 1:
+            raise ValueError(f"{WORKERS_ENV} must be a positive integer, got {text!r}")
+        return int(text)
     if hasattr(os, "sched_getaffinity"):
         return max(1, len(os.sched_getaffinity(0)))
     return max(1, os.cpu_count() or 1)

@@ -49,10 +49,10 @@ def _worst(draw, bound):
 
 
 def test_target_answer_is_the_worst_case_bound_beyond_1e10_with_its_cycles():
-    rows = [{"draw": "gumbel-div8", "bonus": 19.0, "residual": 25.0},
-            {"draw": "slow-but-clean", "bonus": 30.0, "residual": 7.0},
-            {"draw": "fast-and-clean", "bonus": 9.0, "residual": 7.0},
-            {"draw": "fast-but-biased", "bonus": 9.0, "residual": 7.0},
+    rows = [{"draw": "gumbel-div8", "all_accept": 100, "first_reject": 50},
+            {"draw": "slow-but-clean", "all_accept": 120, "first_reject": 40},
+            {"draw": "fast-and-clean", "all_accept": 90, "first_reject": 40},
+            {"draw": "fast-but-biased", "all_accept": 90, "first_reject": 40},
             {"draw": "the note's Div8", "note_chi2": 1.0}]
     worst = [_worst("gumbel-div8", 1e-2), _worst("slow-but-clean", 1e12),
              _worst("fast-and-clean", 1e11), _worst("fast-but-biased", 1e9),
@@ -61,9 +61,11 @@ def test_target_answer_is_the_worst_case_bound_beyond_1e10_with_its_cycles():
     assert [(m["draw"], m["no_more_cycles"]) for m in answer["meets"]] == [
         ("slow-but-clean", False), ("fast-and-clean", True), ("no-program-yet", None)]
     assert answer["best"]["draw"] == "no-program-yet"
+    assert ch.verdict_text(answer["meets"][1], 1024) == (
+        "fast-and-clean (no more cycles than Div8 at both test points, V = 1,024)")
 
 
-def test_target_answer_counts_the_whole_sampler_where_the_table_has_it():
+def test_target_answer_counts_the_whole_sampler_at_both_test_points():
     rows = [{"draw": "gumbel-div8", "bonus": 19.0, "residual": 25.0, "all_accept": 100,
              "first_reject": 50},
             {"draw": "rows-fast-sampler-slow", "bonus": 9.0, "residual": 7.0, "all_accept": 101,
@@ -73,6 +75,21 @@ def test_target_answer_counts_the_whole_sampler_where_the_table_has_it():
     worst = [_worst("rows-fast-sampler-slow", 1e12), _worst("fast-everywhere", 1e11)]
     cheap = [m["draw"] for m in ch.target_answer(rows, worst)["meets"] if m["no_more_cycles"]]
     assert cheap == ["fast-everywhere"]
+
+
+def test_guarantee_grid_needs_both_widths_and_keeps_the_float32_floor():
+    grid = ch.guarantee_grid(154_880)
+    enough = ch.least_enough(grid, 1e-12)
+    assert 40 < enough["fraction_bits"] <= 62 and 48 < enough["uniform_bits"] <= 96
+    gamma = 7 * 2.0**-24 / (1 - 7 * 2.0**-24)
+    assert min(g["chi2_bound"] for g in grid) >= (gamma / (1 - gamma)) ** 2
+    with pytest.raises(ValueError):
+        ch.least_enough(grid, 1e-20)
+
+
+def test_samples_text_says_when_no_test_can_see_a_bias():
+    assert ch.samples_text(float("inf")) == "no number of samples"
+    assert ch.samples_text(1.5e10) == "1.50e+10 samples"
 
 
 def test_worst_cases_carry_the_fixed_draws_guarantee():

@@ -78,7 +78,7 @@ def test_search_knows_the_new_noises():
 
 
 def test_bench_draws_prints_every_draw_and_checks_tokens():
-    proc = run("bench", "--only", "draws", "--vocab", "2048", "--json")
+    proc = run("bench", "--only", "draws", "--vocab", "512", "--json")
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)["draws"]
     names = {r["draw"] for r in out["rows"]}

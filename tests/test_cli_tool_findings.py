@@ -148,3 +148,113 @@ def test_isa_lists_every_mnemonic_with_its_cycles_on_this_machine():
         ("sfu", "sfu", 20, 2)
     assert "vunpack.lo" in rslab("isa").stdout
     one_error(rslab("isa", "vunpak.lo"), "(did you mean vunpack.lo?)")
+
+
+CHAIN = ("iterations 20\n"
+         "before: sli s10, 4096\n"
+         "before: sli s12, 4096      # a copy of the base: s10 advances in the loop\n"
+         "before: vli v1, 1.0\n"
+         "after: vld v5, [s12 + 10240]   # the last iteration's store\n"
+         "x = vld [s10 + 0 + 512*i]     # what the iteration before stored\n"
+         "y = vadd.f32 x, v1\n"
+         "vst y, [s10 + 512 + 512*i]\n")
+
+
+def test_a_store_and_the_next_iterations_load_stay_in_order(tmp_path):
+    """Memory aliasing: each iteration loads what the previous one stored, so the 20th store
+    holds 20.0 (the pipelined program once stored 1.0 there: its loads overtook the stores).
+    The report names the dependence, and the recurrence through memory binds."""
+    (tmp_path / "chain.s").write_text(CHAIN)
+    out = rslab("pipeline", tmp_path / "chain.s", "-o", "-")
+    assert out.returncode == 0, out.stderr
+    assert "memory dependences: vst:8 → x (store → load, 1 iteration(s) later" in out.stderr
+    assert "RecMII 8 (critical recurrence: x → y → vst:8 → x)" in out.stderr
+    sim = rslab("sim", "-", "--json", "--regs", "v5", stdin=out.stdout)
+    assert json.loads(sim.stdout)["registers"]["v5"]["f32_lanes_0_7"] == [20.0] * 8
+
+
+def test_a_store_through_a_base_of_unknown_value_is_refused_naming_both_lines(tmp_path):
+    body = tmp_path / "unknown.s"
+    body.write_text("before: sli s10, 4096\nbefore: smov s11, s10\n"
+                    "x = vld [s10 + 0 + 512*i]\nvst x, [s11 + 512 + 512*i]\n")
+    one_error(rslab("pipeline", body), f"{body}:4: error: this store through s11 and the load "
+              "of line 3 through s10 may touch the same bytes, and the value of s11 when "
+              "the loop starts is unknown")
+
+
+LOOP = "x = vld [s1 + 0 + 512*i]\nvst x, [s2 + 65536 + 512*i]\n"
+HOSTILE_BODIES = [  # (body, the line the error names, what it says)
+    ("before: vadd.f32 v1\n" + LOOP, 1, "before: vadd.f32 takes 3 operand(s), got 1"),
+    ("before: loop 3\n" + LOOP + "after: endloop\n", 1,
+     "before: loop: a before: or after: line holds a bundle of ops, not a loop directive"),
+    ("before: vli v100, 0\n" + LOOP, 1, "before: v100 is not a register of the machine"),
+    ("before: top: nop\n" + LOOP, 1, "before: no branch can reach a label here"),
+    (LOOP + "after: sst s1, [s3 + 0]\n", 3,
+     "after: s1 is a base register the loop advances (512 bytes per iteration), so its "
+     "value after the loop is not the body's"),
+    (LOOP + "t = sadd s2, 3\n", 3, "s2 is a base register the loop advances"),
+    ("", 1, "the body has no op"),
+    ("# only a comment\niterations 4\n", 1, "the body has no op"),
+    ("top: " + LOOP, 1, "top: is a label: a loop body has none"),
+    ("registers\n" + LOOP, 1, "registers: needs at least one register"),
+    ("v1 = vld [s1 + 0 + 512*i]\n", 1, "v1 names a register: give the value another name"),
+    (LOOP + "x = vld [s1 + 512 + 512*i]\n", 3, "x is defined on line 1 already"),
+    ("x = vld [s1 - 512 + 512*i]\n", 1,  # s1 is 0: no before: line writes it
+     "in iteration 0 this load touches bytes [-512, 0), outside VMEM [0, 4,194,304)"),
+    ("before: sli s1, 4096\nx = vld [s1 + 0 + 2147483644*i]\n", 2,
+     "in iteration 15 this load touches bytes [32,212,258,756, 32,212,259,268), outside VMEM"),
+    ("x = vld [s1 + 0 + 6*i]\n", 1, "in iteration 1 this load is at byte 6, not a multiple of 4"),
+    ("carried acc=v50\nx = vld [s1 + 0 + 512*i]\ny = vadd.f32 acc[-1], x\n", 3,
+     "acc[-1] names no value of the body"),
+    ("x = vld [s1 + 0 + 512*i]\n" + "".join(f"@e{k} = vexp2 x\n" for k in range(17))
+     + "".join(f"e{k} = vpop @e{k}\n" for k in range(17)), 18,
+     "this push would be result 17 waiting in the SFU FIFO (depth 16)"),
+    ("x = vld [s1 + 0 + 512*i]\ny = vadd.f32 x, x\xe9\u2603\n", 2,
+     "vadd.f32: expected a vector register, got 'x\xe9\u2603'"),
+    ("".join(f"x{k} = vld [s1 + 0 + 512*i]\n" for k in range(257)), 257,
+     "a body holds at most 256 ops: this is one more"),
+    ("x = vld [s1 + 0 + 512*i]  # " + "a" * 2**20 + "\n", 1,
+     "the body is 1,048,605 characters long, at most 1,048,576: this line crosses"),
+]
+
+
+@pytest.mark.parametrize("body, line, needle", HOSTILE_BODIES)
+def test_a_hostile_body_is_one_error_naming_its_line(tmp_path, body, line, needle):
+    (tmp_path / "b.s").write_text(body)
+    one_error(rslab("pipeline", tmp_path / "b.s"), f"{tmp_path / 'b.s'}:{line}: error: {needle}")
+
+
+@pytest.mark.parametrize("n", [0, 1])
+def test_one_iteration_or_none(tmp_path, n):
+    """Trip counts 0 and 1: a program that runs, stores nothing or one iteration's vector."""
+    (tmp_path / "b.s").write_text("before: sli s1, 0\nbefore: vli v1, 2.0\nbefore: sli s2, 4096\n"
+                                  "vst v1, [s2 + 0 + 512*i]\n")
+    out = rslab("pipeline", tmp_path / "b.s", "--iterations", n, "-o", "-")
+    assert out.returncode == 0, out.stderr
+    code = out.stdout + "sli s3, 4096\nvld v5, [s3 + 0]\nhalt\n"  # after the program's halt
+    sim = rslab("sim", "-", "--json", "--regs", "v5", stdin=code.replace("halt\n", "", 1))
+    assert json.loads(sim.stdout)["registers"]["v5"]["f32_lanes_0_7"] == [2.0 * n] * 8
+
+
+def test_a_long_chain_is_scheduled_in_seconds(tmp_path):
+    """A chain of 40 ops, each reading its predecessor twice, once hung in the search for
+    recurrences (2^40 paths, no circuit); 250 take about as long as 40."""
+    for n in (40, 250):
+        chain = "".join(f"x{k + 1} = vadd.f32 x{k}, x{k}\n" for k in range(n))
+        (tmp_path / "chain.s").write_text("before: sli s2, 65536\nx0 = vld [s1 + 0 + 512*i]\n"
+                                          + chain + f"vst x{n}, [s2 + 0 + 512*i]\n")
+        out = rslab("pipeline", tmp_path / "chain.s", "--json", timeout=60)
+        assert out.returncode == 0 and json.loads(out.stdout)["rec_mii"] == 0, out.stderr
+
+
+def test_fourteen_stores_to_one_address_keep_their_order(tmp_path):
+    """Each store waits for the one before it, not for all of them (the dependences two others
+    imply are left out, or the recurrences would be too many to enumerate); the last wins."""
+    stores = "".join(f"t{k} = vli {k}.5\nvst t{k}, [s2 + 0 + 0*i]\n" for k in range(14))
+    (tmp_path / "b.s").write_text("before: sli s2, 4096\nbefore: sli s3, 4096\n"
+                                  "after: vld v5, [s3 + 0]\n" + stores)
+    out = rslab("pipeline", tmp_path / "b.s", "-o", "-")
+    assert out.returncode == 0, out.stderr
+    assert out.stderr.count("(store → store, ") == 14  # 13 in a row and the last to the first
+    sim = rslab("sim", "-", "--json", "--regs", "v5", stdin=out.stdout)
+    assert json.loads(sim.stdout)["registers"]["v5"]["f32_lanes_0_7"] == [13.5] * 8

@@ -76,10 +76,20 @@ def test_exact_search_is_identical_on_dask(dask_local):
     assert serial == remote
 
 
-def test_default_workers_are_the_machines_cores():
+def test_default_workers_are_the_machines_cores(monkeypatch):
+    monkeypatch.delenv(ex.WORKERS_ENV, raising=False)
     assert ex.default_workers() >= 1
     assert ex.LocalProcesses().workers == ex.default_workers()
     assert isinstance(ex.make_executor(1), ex.Serial)
+
+
+def test_the_book_build_gives_each_page_its_share_of_the_cores(monkeypatch):
+    monkeypatch.setenv(ex.WORKERS_ENV, "1")
+    assert ex.default_workers() == 1 and isinstance(ex.make_executor(), ex.Serial)
+    for bad in ("0", "two", "-1"):
+        monkeypatch.setenv(ex.WORKERS_ENV, bad)
+        with pytest.raises(ValueError, match=ex.WORKERS_ENV):
+            ex.default_workers()
 
 
 @pytest.mark.parametrize("bad", [0, -1, 1.5, True, "2"])

@@ -3,7 +3,14 @@
 import pytest
 
 from rslab.machine import MachineConfig
-from rslab.machine.overrides import apply_overrides, keys
+from rslab.machine.config import (
+    DEFAULT_LATENCY,
+    DEFAULT_SLOTS,
+    LATENCY_CLASSES,
+    LIMITS,
+    SLOT_CLASSES,
+)
+from rslab.machine.overrides import SCALAR_FIELDS, apply_overrides, keys
 
 
 def test_fields_slots_and_latencies():
@@ -19,8 +26,44 @@ def test_fields_slots_and_latencies():
     (("log2_fn", "1"), "unknown machine setting 'log2_fn'"),
     (("vpu_slots", "2"), "unknown machine setting 'vpu_slots'"),
     (("sfu_latency", "fast"), "sfu_latency=fast: the value must be an integer"),
-    (("lanes", "0"), "lanes must be a positive integer"),
+    (("lanes", "0"), "lanes must be an integer >= 1"),
 ])
 def test_errors_name_the_setting(pair, what):
     with pytest.raises(ValueError, match=what):
         apply_overrides([pair])
+
+
+@pytest.mark.parametrize("build, what", [
+    (lambda: MachineConfig(slots={**DEFAULT_SLOTS, "valu": 10**12}),
+     r"slots\['valu'\] must be at most 64 on this simulator, got 1,000,000,000,000"),
+    (lambda: MachineConfig(vmem_bytes=2**50), "vmem_bytes must be at most 67,108,864"),
+    (lambda: MachineConfig(vregs=10**8), "vregs must be at most 1,024"),
+    (lambda: MachineConfig(latency={**DEFAULT_LATENCY, "sfu": 10**9}),
+     r"latency\['sfu'\] must be at most 1,000"),
+    (lambda: MachineConfig().with_(sregs=2**40), "sregs must be at most 1,024"),
+])
+def test_a_config_built_from_python_is_bounded(build, what):
+    """The bounds hold for ``MachineConfig(...)`` itself, not only for ``key=value``."""
+    with pytest.raises(ValueError, match=what):
+        build()
+
+
+@pytest.mark.parametrize("name", [*SCALAR_FIELDS, *(f"slots:{c}" for c in SLOT_CLASSES),
+                                  *(f"latency:{c}" for c in LATENCY_CLASSES)])
+def test_every_setting_has_its_bound(name):
+    """One past the bound is refused, by ``MachineConfig`` and by ``key=value`` alike; the
+    bound itself is accepted."""
+    table, _, cls = name.partition(":")
+    bound = LIMITS[table]
+    if cls:
+        config = dict(getattr(MachineConfig(), table))
+        with pytest.raises(ValueError, match=rf"{table}\['{cls}'\] must be at most {bound:,}"):
+            MachineConfig(**{table: {**config, cls: bound + 1}})
+        key = f"{cls}_{table}"
+    else:
+        with pytest.raises(ValueError, match=f"{table} must be at most {bound:,}"):
+            MachineConfig(**{table: bound + 1})
+        key = table
+    with pytest.raises(ValueError, match=f"{key}={bound + 1}: at most {bound:,}"):
+        apply_overrides([(key, str(bound + 1))])
+    assert apply_overrides([(key, str(bound))])

@@ -24,6 +24,7 @@ import time
 import numpy as np
 from scipy import stats as sps
 
+from rslab.kernels.sampler.scenarios import run_draws
 from rslab.kernels.studies.draw_table import ROW_DRAWS, rowmax_per_packed
 from rslab.numerics import adversary, fixed_invcdf
 from rslab.numerics import draw_comparison as dc
@@ -51,9 +52,46 @@ def page_vocab(scale: str | None = None) -> int:
 
 def swept_draws(scale: str | None = None) -> tuple:
     """The draws of the tail-mass figure at the current (or the given) scale."""
-    book = (("gumbel", "div8"),) + dc.INVCDF_VARIANTS
-    return by_scale(quick=(("gumbel", "div8"), ("invcdf", "wide48")), book=book, full=book,
-                    scale=scale)
+    book = (("gumbel", "div8"),) + dc.INVCDF_VARIANTS + (RECOMMENDED,)
+    return by_scale(quick=(("gumbel", "div8"), ("invcdf", "wide48"), RECOMMENDED), book=book,
+                    full=book, scale=scale)
+
+
+def page_noises(scale: str | None = None) -> tuple:
+    """The noises whose lattice statistics the page tabulates."""
+    quick = (("gumbel", "div8"), ("gumbel", "div32"), ("gumbel", "rangered"), ("race", "scaled"),
+             ("race", "naive"))
+    return by_scale(quick=quick, book=dc.ARGMAX_VARIANTS, full=dc.ARGMAX_VARIANTS, scale=scale)
+
+
+def page_law_draws(scale: str | None = None) -> tuple:
+    """The draws whose exact token laws the page computes on its three targets."""
+    quick = (("gumbel", "div8"), ("race", "scaled"), ("race", "naive"))
+    argmax = by_scale(quick=quick, book=dc.ARGMAX_VARIANTS, full=dc.ARGMAX_VARIANTS, scale=scale)
+    return argmax + dc.INVCDF_VARIANTS + (RECOMMENDED,)
+
+
+def page_sampler_draws(scale: str | None = None) -> tuple:
+    """The draws the page runs in the whole sampler (Div8 always among them)."""
+    quick = (("gumbel", "div8"), ("race", "scaled"), ("invcdf", "wide48"), RECOMMENDED)
+    return by_scale(quick=quick, book=sampler_draws(), full=sampler_draws(), scale=scale)
+
+
+def page_sampler(vocab: int, scale: str | None = None) -> list[dict]:
+    """The whole sampler with the page's draws at both test points (no baselines)."""
+    return run_draws(vocab, page_sampler_draws(scale), progress=False, baselines=False)
+
+
+SHORT_ROW = 16_384
+"""A short row, where a per-row constant weighs more than at the note's vocabulary."""
+
+
+def short_row_sampler(sampler: list[dict], vocab: int) -> list[dict]:
+    """Div8 and the recommended draw in the whole sampler at :data:`SHORT_ROW` tokens: the
+    page's own rows when it runs at that vocabulary, else two new runs per test point."""
+    if vocab == SHORT_ROW:
+        return [r for r in sampler if r["draw"] in ("gumbel-div8", variant_name(*RECOMMENDED))]
+    return run_draws(SHORT_ROW, (RECOMMENDED,), progress=False, baselines=False)
 
 
 def swept_tails() -> tuple:
@@ -61,6 +99,11 @@ def swept_tails() -> tuple:
     where the float32 inverse CDF and the argmax draws fail)."""
     return by_scale(quick=(1e-2, 0.1), book=(1e-6, 1e-5, 1e-4) + dc.TAIL_MASSES,
                     full=(1e-6, 1e-5, 1e-4) + dc.TAIL_MASSES)
+
+
+def samples_text(n: float) -> str:
+    """A number of samples for a sentence: ``inf`` (no bias to see) in words."""
+    return f"{n:.2e} samples" if np.isfinite(n) else "no number of samples"
 
 
 def argmax_montecarlo(target, method: str, noise, rows: int, *, seed: int = 1) -> dict:
@@ -146,15 +189,14 @@ def shown_table(rows: list[dict], peaked: str) -> list[dict]:
     return out
 
 
-COSTS = ("bonus", "residual", "all_accept", "first_reject")
-"""What a draw must not cost more of than Div8: its rows' cycles per packed vector and the
-whole sampler's cycles at each test point (where the table has them)."""
+COSTS = ("all_accept", "first_reject")
+"""What a draw must not cost more of than Div8: the whole sampler's cycles at each test
+point."""
 
 
 def page_worst_draws(scale: str | None = None) -> tuple:
     """The draws whose worst targets the page searches: at quick scale the float32 inverse
-    CDFs and the fixed-point one (at a small V the argmax laws' windows of noise atoms grow
-    past a shared machine's memory); else every sampler draw too."""
+    CDFs and the fixed-point one; else every sampler draw too."""
     quick = (("invcdf", "u24"), ("invcdf", "wide48"), RECOMMENDED)
     return by_scale(quick=quick, book=sampler_draws() + (RECOMMENDED,),
                     full=sampler_draws() + (RECOMMENDED,), scale=scale)
@@ -170,24 +212,71 @@ def worst_cases(vocab: int, draws=None, executor=None) -> list[dict]:
     return rows
 
 
+def argmax_search_note(argmax_worst: list[dict], vocab: int) -> str:
+    """What the worst-case search covered for the argmax draws, in a sentence."""
+    if not argmax_worst:
+        return ("At this scale the search covers the inverse CDFs only; the book scale adds "
+                "Gumbel-max and the race.")
+    total = len(adversary.family_rows(vocab))
+    searched = min(w["rows"] for w in argmax_worst)
+    if searched == total:
+        return "Gumbel-max and the race are searched on every row too."
+    return (f"Gumbel-max and the race are searched on {searched} of the {total} rows (those "
+            f"whose exact argmax law fits this machine), so their worst is a lower bound on "
+            f"their worst.")
+
+
 def target_answer(rows: list[dict], worst: list[dict]) -> dict:
     """The verdict from the worst case: Div8's row; the draws no test of any kind can tell
     from their targets before 10^10 samples on their worst target (the divergence bound),
-    with whether they also cost no more cycles than Div8 (rows and whole sampler; None where
-    the draw has no program yet); and the draw of the largest bound."""
+    with whether their whole sampler costs no more cycles than Div8's at both test points
+    (None where the draw has no sampler program); and the draw of the largest bound."""
     base = next(r for r in rows if r["draw"] == "gumbel-div8")
-    costs = [c for c in COSTS if base.get(c) is not None]
     by_name = {r["draw"]: r for r in rows}
     meets = []
     for w in worst:
         if w["bound_samples"] < DETECT_TARGET:
             continue
         row = by_name.get(w["draw"], {})
-        cheap = None if any(row.get(c) is None for c in costs) else all(
-            row[c] <= base[c] for c in costs)
+        cheap = None if any(row.get(c) is None for c in COSTS) else all(
+            row[c] <= base[c] for c in COSTS)
         meets.append({"draw": w["draw"], "bound_samples": w["bound_samples"],
                       "no_more_cycles": cheap})
     return {"base": base, "meets": meets, "best": max(worst, key=lambda w: w["bound_samples"])}
+
+
+def verdict_text(meet: dict, vocab: int) -> str:
+    """One draw of :func:`target_answer`'s ``meets``, with what its cycles say at ``vocab``."""
+    cost = {True: "no more cycles than Div8", False: "more cycles than Div8",
+            None: "no sampler program yet"}[meet["no_more_cycles"]]
+    return f"{meet['draw']} ({cost} at both test points, V = {vocab:,})"
+
+
+GRID_FRACTION_BITS = (32, 40, 48, 52, 56, 62)
+GRID_UNIFORM_BITS = (32, 48, 56, 64, 72, 80, 96, 128)
+
+
+def guarantee_grid(vocab: int, fraction_bits=GRID_FRACTION_BITS,
+                   uniform_bits=GRID_UNIFORM_BITS) -> list[dict]:
+    """The fixed-point draw's χ² bound for every row of ``vocab`` tokens at each fixed-point
+    width F and uniform width b (:func:`rslab.numerics.fixed_invcdf.chi2_bound`)."""
+    return [{"fraction_bits": f, "uniform_bits": b,
+             "chi2_bound": fixed_invcdf.chi2_bound(vocab, f, b)}
+            for f in fraction_bits for b in uniform_bits]
+
+
+def least_enough(grid: list[dict], chi2: float) -> dict:
+    """The narrowest fixed-point width that meets ``chi2`` with the widest uniform of the grid,
+    and the narrowest uniform that meets it with the widest fixed point (``ValueError`` when
+    no width of the grid meets it)."""
+    wide_f = max(g["fraction_bits"] for g in grid)
+    wide_b = max(g["uniform_bits"] for g in grid)
+    met = [g for g in grid if g["chi2_bound"] <= chi2]
+    fs = [g["fraction_bits"] for g in met if g["uniform_bits"] == wide_b]
+    bs = [g["uniform_bits"] for g in met if g["fraction_bits"] == wide_f]
+    if not fs or not bs:
+        raise ValueError(f"chi2: no width of the grid keeps the bound at {chi2:g}")
+    return {"fraction_bits": min(fs), "uniform_bits": min(bs)}
 
 
 def tail_control(tails) -> object:

@@ -12,8 +12,10 @@ lines hold the assembly around the loop; ``iterations N`` the trip count;
 pipelining chapter.
 
 Prints ResMII with the binding resource (one scalar slot per iteration counted for
-each strided base's pointer increment; the hardware loop itself issues nothing),
-RecMII with its critical recurrence, the schedule found (iterative modulo scheduling;
+each strided base's pointer increment; the hardware loop itself issues nothing), the
+memory dependences the schedule keeps (store → load, load → store, store → store, each
+with its iteration distance: the format's Memory rule below), RecMII with its critical
+recurrence, the schedule found (iterative modulo scheduling;
 ``--exact`` asks the integer program from MII up), the modulo reservation table and
 the stage table, then writes the whole program (before, prologue / kernel / epilogue,
 after, halt) to ``-o FILE`` or prints it (``-o -``: the program alone on stdout, the
@@ -22,6 +24,7 @@ exit status 2.
 """
 
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -74,22 +77,33 @@ def _schedule(graph, exact: bool, max_stages: int, reserve: int):
     return heuristic, (found.schedule if found is not None else heuristic), tried
 
 
-def _where(body, message: str) -> tuple[int, str]:
-    """The line a scheduling or expansion error is about: the registers line for the pool,
-    else the first op's."""
+def _located(body, label: str, message: str) -> str:
+    """``label:LINE: message`` for a scheduling or expansion error: at the first op the
+    message names as ``body[k]`` (every such name read as its line), else at the registers
+    line for the pool, else at the first op."""
+    named = re.findall(r"body\[(\d+)\]", message)
+    if named:
+        k = int(named[0])
+        message = re.sub(r"body\[(\d+)\]", lambda m: f"line {body.lines[int(m.group(1))]}",
+                         re.sub(r"^body\[\d+\]: ", "", message))
+        return f"{label}:{body.lines[k]}: {message}: {body.texts[k].strip()!r}"
     if message.startswith("registers") and body.pool_line is not None:
-        return body.pool_line
-    return body.lines[0], ""
+        line, raw = body.pool_line
+        return f"{label}:{line}: {message}: {raw.strip()!r}"
+    return f"{label}:{body.lines[0]}: {message}"
 
 
-def _loop_code(body, model, exact, max_stages, n):
+def _loop_code(body, model, config, exact, max_stages, n):
     """(bounds, heuristic, chosen schedule, exact answers, expansion or None for 0 trips)."""
     from rslab.kernels.loops.emit import strided_bases
     from rslab.schedule import analyse, build_graph, expand
+    from rslab.schedule.memory import check_addresses
 
     reserve = len(strided_bases(body.ops))
     far = {v for v, d in body.distances().items() if d > 1}  # renamed: modulo expansion
-    graph = build_graph(body.ops, model, rotating=far)
+    memory = body.memory(n, config)
+    check_addresses(body.ops, memory)
+    graph = build_graph(body.ops, model, rotating=far, memory=memory)
     bounds = analyse(graph, reserve_scalar=reserve)
     heuristic, chosen, tried = _schedule(graph, exact, max_stages, reserve)
     exp = expand(chosen, n, registers=list(body.pool), carried_registers=body.carried,
@@ -120,11 +134,10 @@ def pipeline_text(text: str, label: str = "<stdin>", pairs=(), iterations=None, 
     n = iterations if iterations is not None else body.iterations
     n = 16 if n is None else n
     try:
-        bounds, heuristic, chosen, tried, exp = _loop_code(body, model, exact, max_stages, n)
+        bounds, heuristic, chosen, tried, exp = _loop_code(body, model, config, exact,
+                                                           max_stages, n)
     except ValueError as exc:
-        line, raw = _where(body, str(exc))
-        raise ValueError(f"{label}:{line}: {exc}" + (f": {raw.strip()!r}" if raw else "")) \
-            from None
+        raise ValueError(_located(body, label, str(exc))) from None
     bases = sorted(exp.pointer_step) if exp else []
     reserved = {("scalar", chosen.ii - 1 - j): f"sadd {b} (pointer)" for j, b in enumerate(bases)}
     program = "\n".join(body.before) + ("\n" if body.before else "") \
@@ -134,6 +147,7 @@ def pipeline_text(text: str, label: str = "<stdin>", pairs=(), iterations=None, 
             "res_binding": bounds.res_binding, "usage": bounds.usage,
             "units": dict(model.units), "pointer_increments": len(bases) or
             len({op.addr.base for op in body.ops if op.addr is not None and op.addr.stride}),
+            "memory": _memory_order(chosen.graph),
             "rec_mii": bounds.rec_mii, "critical_circuit": list(bounds.critical_circuit),
             "mii": bounds.mii, "binding": bounds.binding, "heuristic_ii": heuristic.ii,
             "ii": chosen.ii, "stages": chosen.stage_count, "unroll": exp.unroll if exp else 1,
@@ -147,6 +161,19 @@ def pipeline_text(text: str, label: str = "<stdin>", pairs=(), iterations=None, 
                          for (slot, row), note in reserved.items()],
             "tables": mrt_text(chosen, reserved) + "\n\n" + stage_text(chosen),
             "program": program}
+
+
+MEMORY_KINDS = {"memory flow": "store → load", "memory anti": "load → store",
+                "memory output": "store → store"}
+"""The memory dependences the report names (``rslab.schedule.memory``), by edge kind."""
+
+
+def _memory_order(graph) -> list:
+    """The memory dependences of the graph: the earlier access, the later, their kind, the
+    iterations between them and the cycles the later waits."""
+    return [{"from": graph.ops[e.src].label, "to": graph.ops[e.dst].label,
+             "kind": MEMORY_KINDS[e.kind], "distance": e.distance, "latency": e.latency}
+            for e in graph.edges if e.kind in MEMORY_KINDS]
 
 
 def pipeline_file(name: str, pairs=(), iterations=None, exact=False, max_stages=8) -> dict:
@@ -166,6 +193,9 @@ def print_report(rep: dict, wrote: str | None, out=None) -> None:
         "increment(s) (sadd, scalar slot) per iteration; the hardware loop issues nothing")
     say(f"ResMII {rep['res_mii']} (binding: {rep['res_binding']}; cycles booked per "
         f"iteration / units: {usage})")
+    order = "; ".join(f"{m['from']} → {m['to']} ({m['kind']}, {m['distance']} iteration(s) "
+                      f"later, +{m['latency']} cycle(s))" for m in rep["memory"])
+    say(f"memory dependences: {order or 'none (no store meets another access)'}")
     say(f"RecMII {rep['rec_mii']} (critical recurrence: {circuit})")
     bound = f"the recurrence {circuit}" if rep["rec_mii"] > rep["res_mii"] \
         else rep["res_binding"]

@@ -25,6 +25,20 @@ LATENCY_CLASSES = ("ld", "st", "valu", "pop", "sfu", "xlu", "scalar")
 DEFAULT_SLOTS = {"ld": 1, "st": 1, "valu": 2, "sfu": 1, "xlu": 1, "scalar": 1}
 DEFAULT_LATENCY = {"ld": 4, "st": 1, "valu": 3, "pop": 1, "sfu": 13, "xlu": 8, "scalar": 1}
 
+LIMITS = {"lanes": 4096, "vregs": 1024, "sregs": 1024, "sfu_hold": 1000, "fifo_depth": 1024,
+          "vmem_bytes": 2**26, "vmem_banks": 4096, "bank_bytes": 4, "branch_penalty": 1000,
+          "loop_depth": 64, "dma_latency": 10**6, "dma_bytes_per_cycle": 2**20,
+          "dma_tags": 1024, "slots": 64, "latency": 1000}
+"""The largest value of each integer setting (``slots`` and ``latency``: of every class): a
+machine the simulator can hold in memory and a scheduler can search in seconds."""
+
+
+def _checked(name: str, value, minimum: int, maximum: int) -> None:
+    if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    if value > maximum:
+        raise ValueError(f"{name} must be at most {maximum:,} on this simulator, got {value:,}")
+
 
 def _frozen(mapping: Mapping, keys: tuple, name: str, minimum: int) -> Mapping:
     unknown = set(mapping) - set(keys)
@@ -34,14 +48,14 @@ def _frozen(mapping: Mapping, keys: tuple, name: str, minimum: int) -> Mapping:
     if missing:
         raise ValueError(f"{name}: missing classes {sorted(missing)}")
     for key, value in mapping.items():
-        if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
-            raise ValueError(f"{name}[{key!r}] must be an integer >= {minimum}, got {value!r}")
+        _checked(f"{name}[{key!r}]", value, minimum, LIMITS[name])
     return MappingProxyType({k: mapping[k] for k in keys})
 
 
 @dataclass(frozen=True)
 class MachineConfig:
-    """The simulated core. Use ``config.with_(...)`` to change a few numbers."""
+    """The simulated core. Use ``config.with_(...)`` to change a few numbers. Every integer
+    setting is checked against its bound in :data:`LIMITS` (``ValueError`` naming it)."""
 
     lanes: int = 128
     """Lanes per vector register; each lane holds one 32-bit word."""
@@ -89,16 +103,10 @@ class MachineConfig:
         object.__setattr__(self, "slots", _frozen(self.slots, SLOT_CLASSES, "slots", 1))
         object.__setattr__(self, "latency",
                            _frozen(self.latency, LATENCY_CLASSES, "latency", 1))
-        positive = ("lanes", "vregs", "sregs", "fifo_depth", "vmem_bytes", "vmem_banks",
-                    "bank_bytes", "loop_depth", "dma_bytes_per_cycle", "dma_tags")
-        for name in positive:
-            value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise ValueError(f"{name} must be a positive integer, got {value!r}")
-        for name in ("sfu_hold", "branch_penalty", "dma_latency"):
-            value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-                raise ValueError(f"{name} must be a non-negative integer, got {value!r}")
+        for f in fields(self):
+            if f.name in LIMITS and f.name not in ("slots", "latency"):
+                minimum = 0 if f.name in ("sfu_hold", "branch_penalty", "dma_latency") else 1
+                _checked(f.name, getattr(self, f.name), minimum, LIMITS[f.name])
         if self.bank_bytes != 4:
             raise ValueError("bank_bytes must be 4 (banks hold 32-bit words), "
                              f"got {self.bank_bytes}")

@@ -3,26 +3,19 @@
 A key is a ``MachineConfig`` field (``fifo_depth=8``, ``dma_latency=100``), or a slot
 or latency class with the table's name as suffix: ``valu_slots=3`` sets
 ``slots['valu']``, ``sfu_latency=20`` sets ``latency['sfu']``. Values are integers,
-each at most its bound in ``LIMITS`` (a machine the simulator can hold in memory and
-a scheduler can search in seconds), checked before any work starts.
+each at most its bound in ``MachineConfig``'s ``LIMITS``, checked before any work starts
+(and named as the key was written).
 """
 
 from __future__ import annotations
 
 from dataclasses import fields
 
-from rslab.machine.config import LATENCY_CLASSES, SLOT_CLASSES, MachineConfig
+from rslab.machine.config import LATENCY_CLASSES, LIMITS, SLOT_CLASSES, MachineConfig
 
 SCALAR_FIELDS = tuple(f.name for f in fields(MachineConfig)
                       if f.name not in ("slots", "latency") and not f.name.endswith("_fn"))
 """The integer fields a ``key=value`` may set."""
-
-
-LIMITS = {"lanes": 4096, "vregs": 1024, "sregs": 1024, "sfu_hold": 1000, "fifo_depth": 1024,
-          "vmem_bytes": 2**26, "vmem_banks": 4096, "bank_bytes": 4, "branch_penalty": 1000,
-          "loop_depth": 64, "dma_latency": 10**6, "dma_bytes_per_cycle": 2**20,
-          "dma_tags": 1024, "slots": 64, "latency": 1000}
-"""The largest value of each setting (``slots`` and ``latency``: of every class)."""
 
 
 def limit(key: str) -> int:

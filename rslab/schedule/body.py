@@ -8,13 +8,15 @@ iteration's value (loop-carried, distance 1); :class:`Use` states any
 distance explicitly. SFU results travel through the in-order FIFO: a push
 (``vexp2``, ``vlog2`` …) defines a FIFO token whose name starts with ``@`` and
 ``vpop`` consumes it. :func:`build_graph` turns a body into a :class:`Graph` of
-flow, anti and FIFO edges.
+flow, anti and FIFO edges, and, given what is known of the loop's memory, of the memory
+dependences of :mod:`rslab.schedule.memory`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from rslab.schedule.memory import Memory, memory_edges
 from rslab.schedule.model import SlotModel, is_pop, is_push, slot_of
 
 
@@ -92,7 +94,7 @@ class Edge:
     dst: int
     latency: int
     distance: int
-    kind: str  # "flow", "anti" or "fifo"
+    kind: str  # "flow", "anti", "fifo", or "memory flow" / "memory anti" / "memory output"
 
 
 @dataclass
@@ -194,8 +196,11 @@ def _flow_edges(ops, producers, model, rotating) -> tuple[list, list]:
     return edges, fifo_pairs
 
 
-def build_graph(body, model: SlotModel | None = None, rotating=()) -> Graph:
-    """The dependence graph of ``body`` (flow, anti for carried values, FIFO).
+def build_graph(body, model: SlotModel | None = None, rotating=(),
+                memory: Memory | None = None) -> Graph:
+    """The dependence graph of ``body`` (flow, anti for carried values, FIFO, and memory
+    dependences given ``memory``; without it the caller keeps its stores apart from every
+    other access of the loop, as the kernels' layouts do).
 
     A loop-carried value lives in one register unless it is named in
     ``rotating``. Pinned, every read of it — a later iteration's, or its own
@@ -220,6 +225,8 @@ def build_graph(body, model: SlotModel | None = None, rotating=()) -> Graph:
     unknown = rotating - set(producers)
     if unknown:
         raise ValueError(f"rotating: values not defined in the body: {sorted(unknown)}")
+    if memory is not None:
+        edges += [Edge(*e) for e in memory_edges(ops, model, memory)]
     return Graph(ops, edges, model, producers, fifo_pairs, rotating)
 
 

@@ -6,7 +6,7 @@
     iterations 32                   # default trip count (--iterations overrides)
     carried acc0=v50                # loop-carried values and the registers that hold them
     registers v0-v47 s20-s27        # free registers for the other values (default below)
-    before: sli s1, 0               # a bundle of assembly before the loop (repeatable)
+    before: sli s1, 0 ; sli s2, 65536   # a bundle of assembly before the loop (repeatable)
     after:  vred.add s3, v50        # a bundle after the loop; halt is appended
     x0 = vld [s1 + 0 + 1024*i]      # VALUE = OPCODE SOURCES; memory [BASE + OFFSET + STRIDE*i]
     l0 = vunpack.lo x0
@@ -32,22 +32,41 @@ when its op writes a scalar (``s = vred.add x``). Everything that is not a value
 instruction table. The pool (default v0-v47 and s16-s31, less every register the
 file names) must hold neither a live-in nor a carried register nor a register the
 ``after:`` lines read. Pops take the pushes' tokens in push order (the FIFO is
-in order). Memory: every operand on one base register has the same stride (the base
-advances by it once per iteration); the scheduler does not order loads and stores, so
-a store must not write what a load of the same or another iteration reads, and two
-stores must not write the same bytes. ``#`` starts a comment. Every error is
-a ``BodyError`` naming the line.
+in order), and one iteration run op after op never holds more results in the FIFO
+than it has entries. A value's name is not a register's (``v1 = ...`` is refused).
+``before:`` and ``after:`` lines hold bundles of the machine's assembly (no label, no
+loop directive). A body holds at most 256 ops in at most 1 MiB of text. ``#`` starts a
+comment. Every error is a ``BodyError`` naming the line.
+
+Memory: every operand on one base register has the same stride, and the base advances
+by it once per iteration, so no op of the body and no ``after:`` line may read it as a
+value. Loads and stores keep the order of the body's sequential loop wherever their
+bytes may meet: for a store and another access, the scheduler solves for the iteration
+distances d (within the trip count) at which they touch a common byte (a ``vld.s`` or
+``vst.s`` counts its whole span, first lane to last) and makes the later one wait d
+iterations later: a load the store's latency, a store one cycle. It solves this for two
+operands on one base register, or on two whose values when the loop starts are known
+(set by ``sli`` of one value in the ``before:`` lines, or never written there: 0);
+known bases with different strides whose bytes over the whole trip meet are ordered at
+every distance. A store and another access through different base registers, one of
+them of unknown value, are refused, naming both lines; so is an access through a base of
+known value that is not word-aligned or leaves VMEM in some iteration. Loads through a base
+of unknown value are the body's to keep inside VMEM: outside it, the program stops where
+the body run iteration after iteration would (``rslab sim`` names the op).
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 
-from rslab.machine.asm import AssemblyError, parse_op
+from rslab.machine.asm import AssemblyError, assemble, parse_op
 from rslab.machine.config import MachineConfig
+from rslab.machine.decode import reg_reads, reg_write
 from rslab.machine.isa import BRANCH_OPS, DIRECTIVES, SPECS, did_you_mean
 from rslab.schedule.body import Addr, Op, Use, build_graph
+from rslab.schedule.memory import Memory
 from rslab.schedule.model import SlotModel
 
 _NAME = r"@?[A-Za-z_][\w.]*"
@@ -62,6 +81,10 @@ MAX_DISTANCE = 8
 """The furthest a body may read back: ``NAME[-8]``."""
 MAX_ITERATIONS = 10**9
 """The largest trip count ``rslab pipeline`` emits (the ``iterations`` line or ``--iterations``)."""
+MAX_OPS = 256
+"""The most ops a body holds (the scheduler answers in seconds)."""
+MAX_BYTES = 2**20
+"""The longest body file, in characters (1 MiB)."""
 
 
 class BodyError(ValueError):
@@ -87,8 +110,10 @@ class LoopBody:
     carried_lines: dict = field(default_factory=dict)  # carried value -> (line, text)
     pool_line: tuple | None = None  # (line, text) of the registers directive
     kinds: dict = field(default_factory=dict)  # value -> "v" or "s"
+    before_lines: list = field(default_factory=list)  # (line, text) of each before: bundle
     after_lines: list = field(default_factory=list)  # (line, text) of each after: bundle
     history: dict = field(default_factory=dict)  # carried value -> registers of -1, -2, ...
+    texts: list = field(default_factory=list)  # the source text of each op's line
 
     def distances(self) -> dict:
         """carried value -> the furthest back the body reads it (1 for ``NAME[-1]``)."""
@@ -102,6 +127,30 @@ class LoopBody:
     def line_of(self, label: str) -> int:
         """The source line of the op labelled ``label``."""
         return self.lines[[op.label for op in self.ops].index(label)]
+
+    def strides(self) -> dict:
+        """base register -> the bytes it advances per iteration (the bases the loop moves)."""
+        return {op.addr.base: op.addr.stride for op in self.ops
+                if op.addr is not None and op.addr.stride}
+
+    def memory(self, iterations: int, machine: MachineConfig) -> Memory:
+        """What the scheduler knows of the loop's memory: the trip count, the vector's bytes,
+        and each base register's value when the loop starts where the before: lines make it
+        known: written there only by ``sli`` of one value, or not at all (0, the value every
+        register starts with)."""
+        values = {}  # scalar register -> the values the before: lines give it (None: not sli)
+        for code in self.before:
+            for op in _around(code):
+                reg = reg_write(op)
+                if reg is not None and reg[0] == "s":
+                    values.setdefault(f"s{reg[1]}", set()).add(
+                        op.operands[1][1] if op.name == "sli" else None)
+        known = {}
+        for base in {op.addr.base for op in self.ops if op.addr is not None}:
+            given = values.get(base, {0})
+            if len(given) == 1 and None not in given:
+                known[base] = given.pop()
+        return Memory(iterations, machine.vector_bytes, machine.vmem_bytes, known)
 
 
 def _split_operands(text: str) -> list[str]:
@@ -158,6 +207,11 @@ def _op(text: str, defined: dict, index: int, all_values: set, line: int) -> Op:
     if not m:
         raise ValueError("expected VALUE = OPCODE SOURCES or OPCODE SOURCES")
     dst, opcode, rest = m.group(1), m.group(2), m.group(3)
+    if rest.startswith(":"):
+        raise ValueError(f"{opcode}: is a label: a loop body has none (the loop is the body)")
+    if dst is not None and _REG.match(dst):
+        raise ValueError(f"{dst} names a register: give the value another name (a register "
+                         "in a body is a live-in)")
     if opcode in DIRECTIVES:
         raise ValueError(f"{opcode} is an assembly directive: write it in a before: or "
                          "after: line")
@@ -231,11 +285,10 @@ def _directive(head: str, arg: str, body: LoopBody, where: tuple) -> None:
         raise ValueError(f"{head}: needs a bundle of assembly")
     else:
         getattr(body, head).append(arg)
-        if head == "after":
-            body.after_lines.append(where)
+        getattr(body, f"{head}_lines").append(where)
 
 
-_DIRECTIVE = re.compile(r"^(iterations|carried|registers)\s+(.*)$|^(before|after)\s*:\s*(.*)$")
+_DIRECTIVE = re.compile(r"^(iterations|carried|registers)\b\s*(.*)$|^(before|after)\s*:\s*(.*)$")
 
 
 def _lines(text: str):
@@ -253,8 +306,28 @@ def parse_body(text: str, model: SlotModel | None = None,
     graph."""
     if not isinstance(text, str):
         raise ValueError(f"text must be a str, got {type(text).__name__}")
+    if len(text) > MAX_BYTES:
+        n = text.count("\n", 0, MAX_BYTES) + 1
+        raise BodyError(n, text.splitlines()[n - 1][:80], f"the body is {len(text):,} "
+                        f"characters long, at most {MAX_BYTES:,}: this line crosses the bound")
     machine = MachineConfig() if machine is None else machine
     body = LoopBody([], [], {})
+    op_lines = _directives(text, body)
+    _values(op_lines, body, text)
+    _check(body, op_lines, model, machine.fifo_depth)
+    for (n, raw, _), op in zip(op_lines, body.ops, strict=True):
+        try:
+            _check_operands(op, body.kinds, machine)
+        except ValueError as exc:
+            raise BodyError(n, raw, str(exc)) from None
+    _check_bases(body, op_lines)
+    _check_around(body, machine)
+    _check_registers(body, op_lines, machine, text)
+    return body
+
+
+def _directives(text: str, body: LoopBody) -> list:
+    """Read the directive lines into ``body``; (line, raw line, code) of the op lines."""
     op_lines = []
     for n, raw, code in _lines(text):
         d = _DIRECTIVE.match(code)
@@ -262,26 +335,40 @@ def parse_body(text: str, model: SlotModel | None = None,
             if d:
                 _directive(d.group(1) or d.group(3), (d.group(2) or d.group(4) or "").strip(),
                            body, (n, raw))
+            elif len(op_lines) == MAX_OPS:
+                raise ValueError(f"a body holds at most {MAX_OPS} ops: this is one more")
             else:
                 op_lines.append((n, raw, code))
         except ValueError as exc:
             raise BodyError(n, raw, str(exc)) from None
+    return op_lines
+
+
+def _values(op_lines: list, body: LoopBody, text: str) -> None:
+    """Parse the op lines into ``body``'s ops, their lines and the kind of each value."""
     all_values = {m.group(1) for _, _, code in op_lines if (m := _OP.match(code)) and m.group(1)}
     defined = {}
     for index, (n, raw, code) in enumerate(op_lines):
         try:
             op = _op(code, defined, index, all_values, n)
+            if op.dst in defined:
+                raise ValueError(f"{op.dst} is defined on line {body.lines[defined[op.dst]]} "
+                                 "already: a value is defined once")
         except ValueError as exc:
             raise BodyError(n, raw, str(exc)) from None
         if op.dst is not None:
-            defined.setdefault(op.dst, index)
+            defined[op.dst] = index
         if op.dst is not None and not op.is_push:
             body.kinds[op.dst] = "s" if SPECS[op.opcode].sig[0] == "sd" else "v"
         body.ops.append(op)
         body.lines.append(n)
+        body.texts.append(raw)
     if not body.ops:
         raise BodyError(1, text.splitlines()[0] if text.strip() else "", "the body has no op")
-    _check(body, op_lines, model)
+
+
+def _check_bases(body: LoopBody, op_lines: list) -> None:
+    """Every operand on one base has one stride, and no op reads a base the loop advances."""
     strides = {}
     for (n, raw, _), op in zip(op_lines, body.ops, strict=True):
         if op.addr is not None and strides.setdefault(op.addr.base, op.addr.stride) \
@@ -290,12 +377,11 @@ def parse_body(text: str, model: SlotModel | None = None,
                             f"bytes per iteration (an earlier operand's stride): every "
                             f"operand on one base needs the same stride; give this one "
                             f"another base register")
-        try:
-            _check_operands(op, body.kinds, machine)
-        except ValueError as exc:
-            raise BodyError(n, raw, str(exc)) from None
-    _check_registers(body, op_lines, machine, text)
-    return body
+    moved = body.strides()
+    for (n, raw, _), op in zip(op_lines, body.ops, strict=True):
+        for src in op.register_srcs():
+            if isinstance(src, str) and src in moved and src not in body.kinds:
+                raise BodyError(n, raw, _advanced(src, moved, "inside"))
 
 
 def _check_operands(op: Op, kinds: dict, machine: MachineConfig) -> None:
@@ -342,6 +428,47 @@ def _live_ins(body: LoopBody) -> dict:
             if _REG.match(token):
                 out.setdefault(token, i)
     return out
+
+
+@functools.lru_cache(maxsize=4096)
+def _around(code: str) -> tuple:
+    """The ops of one before: or after: line: a bundle of the machine's assembly."""
+    head = code.split(None, 1)[0].lower()
+    if head in ("loop", "endloop"):
+        raise ValueError(f"{head}: a before: or after: line holds a bundle of ops, not a "
+                         "loop directive (the body is the loop)")
+    try:
+        program = assemble(code)
+    except AssemblyError as exc:
+        raise ValueError(exc.message) from None
+    if program.labels:
+        raise ValueError("no branch can reach a label here: drop it")
+    return program.entries[0].ops if program.entries else ()
+
+
+def _check_around(body: LoopBody, machine: MachineConfig) -> None:
+    """The before: and after: lines are bundles of the machine's assembly, and the after: lines
+    read no base register the loop advances (the emitted loop leaves it advanced, the body's
+    sequential meaning does not move it)."""
+    moved = body.strides()
+    for head in ("before", "after"):
+        for code, (n, raw) in zip(getattr(body, head), getattr(body, f"{head}_lines"),
+                                  strict=True):
+            try:
+                for op in _around(code):
+                    regs = reg_reads(op) + ([reg_write(op)] if reg_write(op) else [])
+                    for kind, index in regs:
+                        _exists(f"{kind}{index}", machine)
+                        if head == "after" and kind == "s" and f"s{index}" in moved:
+                            raise ValueError(_advanced(f"s{index}", moved, "after"))
+            except ValueError as exc:
+                raise BodyError(n, raw, f"{head}: {exc}") from None
+
+
+def _advanced(base: str, strides: dict, where: str) -> str:
+    return (f"{base} is a base register the loop advances ({strides[base]} bytes per "
+            f"iteration), so its value {where} the loop is not the body's: read a copy made "
+            f"in a before: line (before: smov sN, {base})")
 
 
 def _check_registers(body: LoopBody, op_lines, machine: MachineConfig, text: str) -> None:
@@ -402,13 +529,21 @@ def _culprit(message: str, ops) -> int:
     return next((by_value[q] for q in quoted if q in by_value), 0)
 
 
-def _check(body: LoopBody, op_lines, model) -> None:
-    """The dependence graph builds, and every loop-carried value has a carried register."""
+def _check(body: LoopBody, op_lines, model, fifo_depth: int) -> None:
+    """The dependence graph builds, one iteration run op after op never pushes to a full SFU
+    FIFO, and every loop-carried value has a carried register."""
     try:
         graph = build_graph(body.ops, model)
     except ValueError as exc:
         n, raw, _ = op_lines[_culprit(str(exc), body.ops)]
         raise BodyError(n, raw, re.sub(r"body(\[\d+\])?: ", "", str(exc))) from None
+    waiting = 0
+    for (n, raw, _), op in zip(op_lines, body.ops, strict=True):
+        waiting += op.is_push - op.is_pop
+        if waiting > fifo_depth:
+            raise BodyError(n, raw, f"this push would be result {waiting} waiting in the SFU "
+                            f"FIFO (depth {fifo_depth}): run op after op, the body deadlocks "
+                            "the in-order core; pop earlier results first")
     carried = {graph.ops[e.src].dst: e.src for e in graph.edges
                if e.kind == "flow" and e.distance > 0}
     for value, src in carried.items():

@@ -55,13 +55,22 @@ def res_mii(graph: Graph, reserve_scalar: int = 0):
 
 
 def elementary_circuits(graph: Graph, limit: int = 100_000):
-    """All elementary circuits as lists of edges (Johnson-style DFS from each start node)."""
+    """All elementary circuits as lists of edges (a DFS from each start node through the
+    nodes above it that lead back to it; of parallel edges of one latency and distance, the
+    first)."""
     out_edges = {i: [] for i in range(graph.n)}
+    seen = set()
     for e in graph.edges:
-        out_edges[e.src].append(e)
+        if (e.src, e.dst, e.latency, e.distance) not in seen:
+            seen.add((e.src, e.dst, e.latency, e.distance))
+            out_edges[e.src].append(e)
+    into = {i: [] for i in range(graph.n)}
+    for e in graph.edges:
+        into[e.dst].append(e.src)
     circuits = []
     for start in range(graph.n):
-        stack = [(start, iter(out_edges[start]), [])]
+        back = _leading_back(start, into)
+        stack = [(start, iter([e for e in out_edges[start] if e.dst in back]), [])]
         on_path = {start}
         while stack:
             node, it, path = stack[-1]
@@ -73,11 +82,24 @@ def elementary_circuits(graph: Graph, limit: int = 100_000):
             if edge.dst == start:
                 circuits.append(path + [edge])
                 if len(circuits) > limit:
-                    raise ValueError("graph has too many circuits to enumerate")
+                    raise ValueError(f"the dependence graph has more than {limit:,} "
+                                     "circuits, too many to enumerate for RecMII")
             elif edge.dst > start and edge.dst not in on_path:
                 on_path.add(edge.dst)
-                stack.append((edge.dst, iter(out_edges[edge.dst]), path + [edge]))
+                stack.append((edge.dst, iter([e for e in out_edges[edge.dst] if e.dst in back]),
+                              path + [edge]))
     return circuits
+
+
+def _leading_back(start: int, into: dict) -> set:
+    """``start`` and the nodes above it from which a path through such nodes reaches it."""
+    found, todo = {start}, [start]
+    while todo:
+        for p in into[todo.pop()]:
+            if p > start and p not in found:
+                found.add(p)
+                todo.append(p)
+    return found
 
 
 def rec_mii(graph: Graph):

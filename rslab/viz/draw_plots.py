@@ -129,6 +129,53 @@ def plot_quantisation(q: dict):
     return fig
 
 
+def plot_worst_cases(worst: list[dict], target: float = DETECT_TARGET):
+    """Per draw, on its worst row: the samples below which no test gains 0.1 (bars), and the
+    samples the χ² tests over tokens, vectors of 128 and equal bins need (markers)."""
+    names = [w["draw"] for w in worst]
+    y = np.arange(len(names))
+    fig, ax = plt.subplots(figsize=(8, 0.45 * len(names) + 1.4))
+    bound = [min(w["bound_samples"], 1e30) for w in worst]
+    ax.barh(y, bound, color=["C2" if b > target else "C3" for b in bound],
+            label="bound: no test gains 0.1 below")
+    for key, marker, label in (("detect_tokens", "o", "χ² over tokens"),
+                               ("detect_vectors", "s", "χ² over vectors of 128"),
+                               ("detect_bins", "^", "χ² over 4,096 equal bins")):
+        ax.plot([min(w[key], 1e30) for w in worst], y, marker, color="k", ms=4, mfc="none",
+                ls="none", label=label)
+    ax.axvline(target, color="k", ls="--", lw=1)
+    ax.set_yticks(y, [f"{w['draw']}: {w['target']}" for w in worst], fontsize=7)
+    ax.set(xscale="log", xlim=(1, 1e30), xlabel="samples (dashed: 10^10)",
+           title="each draw on its worst row")
+    ax.grid(axis="x", alpha=0.3, which="both")
+    ax.legend(fontsize=7, loc="lower right")
+    fig.tight_layout()
+    return fig
+
+
+def plot_guarantee_grid(grid: list[dict], fraction_bits: int, uniform_bits: int):
+    """The fixed-point draw's χ² bound against the uniform's width, one curve per fixed-point
+    width; the draw's own widths marked."""
+    fig, ax = plt.subplots(figsize=(7, 3.6))
+    widths = sorted({g["fraction_bits"] for g in grid})
+    for i, f in enumerate(widths):
+        pts = sorted((g["uniform_bits"], g["chi2_bound"]) for g in grid
+                     if g["fraction_bits"] == f)
+        ax.plot(*zip(*pts, strict=True), "o-", ms=3, color=plt.cm.viridis(i / len(widths)),
+                label=f"F = {f}")
+    mine = next(g["chi2_bound"] for g in grid if g["fraction_bits"] == fraction_bits
+                and g["uniform_bits"] == uniform_bits)
+    ax.plot(uniform_bits, mine, "r*", ms=12, label=f"the draw: F = {fraction_bits}, "
+            f"b = {uniform_bits}")
+    ax.axhline(1e-12, color="k", ls="--", lw=1, label="10^-12")
+    ax.set(yscale="log", xlabel="uniform bits b", ylabel="χ² bound, every row",
+           title="what the guarantee needs")
+    ax.grid(alpha=0.3, which="both")
+    ax.legend(fontsize=7, ncol=2)
+    fig.tight_layout()
+    return fig
+
+
 def table_cell(column: str, value) -> str:
     """Cells of the chapter's tables: floats to 3 significant digits, None and inf as —/∞."""
     if value is None:

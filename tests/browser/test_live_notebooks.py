@@ -97,6 +97,14 @@ def machine_sentence(n_ops: int) -> str:
     return f"({n_ops} ops: {cycles} cycles)"
 
 
+def beyond_sentence(tail: float) -> str:
+    from rslab.chapters import beyond as ch
+    from rslab.numerics import targets
+
+    mc = ch.argmax_montecarlo(targets.peaked(tail, 4096), "gumbel", "div8", 1_000)
+    return f"exact law predicts {mc['expected'][1] + mc['expected'][3]:.1f}"
+
+
 SENTENCES = {
     # chapter: (text of the parameter line, its edit, the sentence's start, expected(before),
     #           expected(after))
@@ -108,6 +116,8 @@ SENTENCES = {
     "results": ("V_MAIN = by_scale(quick=1024,", "V_MAIN = by_scale(quick=768,",
                 "In the model, all-accept goes from", lambda: results_sentence(1024),
                 lambda: results_sentence(768)),
+    "beyond": ("MC_TAIL = 0.05", "MC_TAIL = 0.04", "The argmax draws.",
+               lambda: beyond_sentence(0.05), lambda: beyond_sentence(0.04)),
 }
 """How each chapter's test edits one parameter and finds the number in a sentence."""
 RAW_MYST = ("{glue", "{eval", "{cite", "```{admonition}", ":::{admonition}")
