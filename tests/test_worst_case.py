@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from rslab.numerics import adversary, fixed_invcdf, invcdf, targets
 from rslab.numerics import divergence_bound as db
-from rslab.numerics.token_law import exact_token_probs, run_law
+from rslab.numerics.token_law import RESOLUTION, exact_token_probs, run_law, token_bounds
 
 V = 1024
 
@@ -57,9 +57,39 @@ def test_rows_are_checked(bad):
         exact_token_probs(bad, "invcdf")
 
 
-def test_an_argmax_law_needs_few_distinct_weights():
-    with pytest.raises(ValueError, match="distinct weights"):
-        exact_token_probs(np.arange(1, 400, dtype=np.float32), "gumbel")
+def test_the_fixed_draws_domain_is_checked():
+    with pytest.raises(ValueError, match="weights: the fixed-point draw"):
+        exact_token_probs(np.float32([1, 2.0**121]), "fixed")
+
+
+def test_an_argmax_law_of_many_distinct_weights_is_bounded():
+    """399 distinct weights: brackets about the resolution wide hold the midpoint; the same
+    row with few distinct weights (and its runs in order) is today's exact law."""
+    w = np.arange(1, 400, dtype=np.float32)
+    b = token_bounds(w, "gumbel")
+    p = adversary.target_of(w)
+    assert not b.is_exact and 0 < b.rel_half_width(p) < 2 * RESOLUTION
+    few = np.repeat(np.float32([4, 2, 1]), 100)
+    exact = token_bounds(few, "gumbel")
+    assert np.array_equal(exact.lo, exact.mid) and np.all(exact.hi - exact.lo <= 2e-15)
+
+
+def test_the_chi2_interval():
+    rng = np.random.default_rng(2)
+    p = rng.dirichlet(np.ones(50))
+    P = p * (1 + 0.1 * rng.standard_normal(50))
+    P /= P.sum()
+    lo, hi = P * (1 - 1e-3), P * (1 + 1e-3)
+    c_lo, c_hi = db.chi2_interval(lo, hi, p)
+    assert c_lo <= db.chi2(P, p) <= c_hi and c_hi - c_lo < 0.05 * c_hi
+    for _ in range(20):  # any law in the box with ΣP ≤ 1
+        Q = rng.uniform(lo, hi)
+        Q *= min(1.0, 1 / Q.sum())
+        Q = np.maximum(Q, lo)
+        if Q.sum() <= 1:
+            assert c_lo <= db.chi2(Q, p) <= c_hi
+    assert db.chi2_interval(P, P, p) == pytest.approx((db.chi2(P, p),) * 2)
+    assert db.chi2_interval([0.5, 0.5], [0.5, 0.5], [1.0, 0.0])[0] == float("inf")
 
 
 def test_the_bound_and_the_cells():
@@ -99,22 +129,53 @@ def test_weights_error_is_apart_from_the_draw():
     assert 0 < e[0]["chi2"] < 1e-10
 
 
-_ROW = st.tuples(st.integers(1, 700), st.integers(0, 2**32 - 1), st.floats(0.5, 40),
-                 st.sampled_from([1.0, 2.0**-100, 2.0**60]), st.floats(0, 0.9))
+def test_the_search_covers_the_argmax_draws_on_rows_of_many_weights():
+    rows = {k: w for k, w in adversary.family_rows(V).items()
+            if k in ("bf16 logits(σ=2)", "shuffled zipf(s=1.1)", "peaked(tail=0.01)")}
+    worst = adversary.search([("race", "scaled"), ("race", "scaled")], V, rows)
+    assert len(worst) == 1 and worst[0]["rows"] == 3
+    assert worst[0]["chi2_lo"] <= worst[0]["chi2"] <= worst[0]["chi2_hi"]
+    assert 0 < worst[0]["max_rel_half_width"] < 1e-3
+
+
+def test_fixed_draw_meets_its_bound_on_every_family():
+    for name, w in adversary.family_rows(V).items():
+        P = exact_token_probs(w, "fixed")
+        assert db.chi2(P, adversary.target_of(w)) <= fixed_invcdf.chi2_bound(V), name
+
+
+SHAPES = ("random", "tiny tail", "subnormal", "single", "huge range")
+_ROW = st.tuples(st.sampled_from(SHAPES), st.integers(1, 700), st.integers(0, 2**32 - 1),
+                 st.floats(0.5, 40), st.sampled_from([1.0, 2.0**-100, 2.0**60]),
+                 st.floats(0, 0.9), st.integers(6, 44))
+
+
+def adversarial_row(shape, v, seed, power, scale, zeros, digits) -> np.ndarray:
+    """A float32 row [v] of one of ``SHAPES``: random powers of uniforms at a scale; one
+    token with a tail of mass 10^-digits; subnormal weights only; one positive weight; weights
+    spread over the whole range the fixed-point draw takes (2^-149 … 2^120)."""
+    rng = np.random.default_rng(seed)
+    u = rng.random(v)
+    w = {"random": lambda: u**power * scale,
+         "tiny tail": lambda: np.where(np.arange(v) == seed % v, 1.0,
+                                       u * 10.0**-digits / max(v - 1, 1)),
+         "subnormal": lambda: u**power * 2.0**-127,
+         "single": lambda: np.where(np.arange(v) == seed % v, scale * u[seed % v] ** power, 0),
+         "huge range": lambda: np.exp2(rng.uniform(-149, 120, v))}[shape]()
+    w = w.astype(np.float32)
+    w[rng.random(v) < zeros * (shape != "single")] = 0
+    if not w.max() > 0:
+        w[seed % v] = np.float32(2.0**-149)
+    return w
 
 
 @examples("numerics")
 @given(case=_ROW)
 def test_fixed_draw_meets_its_bound_on_random_rows(case):
-    v, seed, power, scale, zeros = case
-    rng = np.random.default_rng(seed)
-    w = (rng.random(v) ** power * scale).astype(np.float32)
-    w[rng.random(v) < zeros] = 0
-    if not w.max() > 0:
-        w[rng.integers(v)] = np.float32(scale)
+    w = adversarial_row(*case)
     P = exact_token_probs(w, "fixed")
-    assert db.chi2(P, adversary.target_of(w)) <= fixed_invcdf.chi2_bound(v) * (1 + 1e-6)
-    assert fixed_invcdf.exact_chi2(w) <= fixed_invcdf.chi2_bound(v)
+    assert db.chi2(P, adversary.target_of(w)) <= fixed_invcdf.chi2_bound(w.size) * (1 + 1e-6)
+    assert fixed_invcdf.exact_chi2(w) <= fixed_invcdf.chi2_bound(w.size)
 
 
 @pytest.mark.heavy

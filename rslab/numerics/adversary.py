@@ -7,9 +7,12 @@ combs (every k-th token at 1, the others at 2^-20; k = 2 and 128 are aligned to 
 128 lanes, 100 and 129 are not, and one with the light lanes the first half of each
 vector), the same rows in shuffled orders, and rows of BF16 logits (normal draws of
 scale σ truncated to BF16, weights ``exp2((l − max l)·LOG2E)`` with the SFU's exp2).
-:func:`search` computes each draw's exact law on every row
-(:func:`rslab.numerics.token_law.exact_token_probs`) and keeps, per draw, the row
-of the largest χ² with the figures of :mod:`rslab.numerics.divergence_bound`.
+:func:`search` computes each draw's law on every row
+(:func:`rslab.numerics.token_law.token_bounds`: exact for the inverse CDFs and for the
+argmax draws on rows of few distinct weights, else certified brackets of relative
+width about ``SEARCH_RESOLUTION``) and keeps, per draw, the row of the largest χ² (of
+the midpoint) with the figures of :mod:`rslab.numerics.divergence_bound` and the
+interval of χ² its bounds allow.
 
 :func:`weights_error` is the other error, the weights' own: χ² of the SFU-exp2
 weights of a BF16 logit row against the exact softmax of those logits.
@@ -29,7 +32,7 @@ from rslab.numerics import invcdf, targets
 from rslab.numerics.fastlog import LOG2E, fast_exp2
 from rslab.numerics.methods import draw
 from rslab.numerics.montecarlo import lattice_uniforms
-from rslab.numerics.token_law import exact_token_probs
+from rslab.numerics.token_law import exact_token_probs, noise_atoms, token_bounds
 
 TAILS = (1e-9, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 0.1, 0.5)
 ZIPF_EXPONENTS = (0.8, 1.1, 1.5, 2.0, 2.5)
@@ -37,14 +40,11 @@ COMB_STRIDES = (2, 100, 128, 129)
 COMB_LIGHT = 2.0**-20
 BF16_SCALES = (2.0, 4.0, 8.0)
 SHUFFLED = ("peaked(tail=0.001)", "zipf(s=1.1)")
-ARGMAX_SKIPS = ("shuffled peaked(tail=0.001)", "shuffled zipf(s=1.1)")
-"""Rows the argmax draws are not searched on: a shuffled row's argmax law is the row's own,
-permuted (but for ties); nor on rows of more than ``ARGMAX_DISTINCT`` distinct weights."""
-ARGMAX_DISTINCT = 8
-"""The Zipf and BF16 logit rows are left out of the argmax draws' search: each of their
-hundreds of runs holds its window of noise atoms, gigabytes in all (more at small V, where
-the window is wider), beyond a shared machine's memory. Their worst case is a lower bound."""
 SEED = 25
+SEARCH_RESOLUTION = 3e-4
+"""The argmax draws' brackets in the search: relative width about 3·10^-4, which leaves a
+row's χ² known to about 10^-3 of itself, far finer than the verdict needs (each row
+reports its interval)."""
 
 
 def bf16_logits(vocab: int, scale: float, seed: int = SEED) -> np.ndarray:
@@ -86,18 +86,37 @@ def _row_figures(task, rows) -> dict:
     method, noise, name = task
     w = rows[name]
     start = time.perf_counter()
-    f = db.figures(exact_token_probs(w, method, noise), target_of(w))
-    return f | {"target": name, "seconds": time.perf_counter() - start}
+    b = token_bounds(w, method, noise, resolution=SEARCH_RESOLUTION)
+    p = target_of(w)
+    lo, hi = db.chi2_interval(b.lo, b.hi, p)
+    return db.figures(b.mid, p) | {"target": name, "chi2_lo": lo, "chi2_hi": hi,
+                                   "rel_half_width": b.rel_half_width(p),
+                                   "seconds": time.perf_counter() - start}
+
+
+def _cost(task, rows) -> float:
+    """A task's rough cost, to start the long ones first: an argmax draw on a row of many
+    distinct weights is the longest."""
+    method, _, name = task
+    return np.unique(rows[name]).size if draw(method).score else 0
 
 
 def search(draws, vocab: int = targets.VOCAB, rows: dict | None = None, *, executor=None,
            progress: bool = False) -> list[dict]:
-    """Per draw: the figures of its worst row (largest χ²), that row's name, the rows tried
-    and the seconds its laws took (tasks: one law each, on ``executor``, default serial)."""
+    """Per draw: the figures of its worst row (largest χ²), that row's name, the rows tried,
+    the largest relative half-width of its bounds over them and the seconds its laws took
+    (tasks: one law each, on ``executor``, default serial, the longest first; the argmax
+    draws' noise atoms are built first, so that forked workers share them). A draw given
+    twice is searched once."""
     from tqdm.auto import tqdm
 
     rows = family_rows(vocab) if rows is None else rows
-    tasks = [(m, n, name) for m, n in draws for name in rows_of(m, rows)]
+    draws = tuple(dict.fromkeys(draws))
+    for method, noise in draws:
+        if draw(method).score:
+            noise_atoms(method, noise, "fast")
+    tasks = sorted(((m, n, name) for m, n in draws for name in rows),
+                   key=lambda t: -_cost(t, rows))
     with tqdm(total=len(tasks), desc="worst targets", disable=not progress, leave=False) as bar:
         done = (executor or Serial()).map(_row_figures, tasks, shared=rows,
                                           on_done=lambda _: bar.update())
@@ -106,16 +125,9 @@ def search(draws, vocab: int = targets.VOCAB, rows: dict | None = None, *, execu
         mine = [f for t, f in zip(tasks, done, strict=True) if t[:2] == (method, noise)]
         worst = max(mine, key=lambda f: f["chi2"])
         out.append({"draw": f"{method}-{noise}", "rows": len(mine), **worst,
-                    "seconds": sum(f["seconds"] for f in mine)})
+                    "seconds": sum(f["seconds"] for f in mine),
+                    "max_rel_half_width": max(f["rel_half_width"] for f in mine)})
     return out
-
-
-def rows_of(method: str, rows: dict) -> list[str]:
-    """The rows a draw is searched on: all, but ``ARGMAX_SKIPS`` for an argmax draw."""
-    if not draw(method).score:
-        return list(rows)
-    return [name for name, w in rows.items() if name not in ARGMAX_SKIPS
-            and np.unique(w[w > 0]).size <= ARGMAX_DISTINCT]
 
 
 def weights_error(vocab: int = targets.VOCAB, scales=BF16_SCALES) -> list[dict]:

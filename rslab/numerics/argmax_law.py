@@ -48,11 +48,14 @@ class NoiseAtoms:
     name: str
     values: np.ndarray
     counts: np.ndarray
+    below: np.ndarray = field(init=False, repr=False)
+    """Lattice points below each value, and ``2^24`` last (one more entry than the values)."""
     cumulative: np.ndarray = field(init=False, repr=False)
-    """Lattice points at or below each value."""
+    """Lattice points at or below each value (a view of ``below``)."""
 
     def __post_init__(self):
-        object.__setattr__(self, "cumulative", np.cumsum(self.counts))
+        object.__setattr__(self, "below", np.concatenate([[0], np.cumsum(self.counts)]))
+        object.__setattr__(self, "cumulative", self.below[1:])
 
     @classmethod
     def of(cls, name: str, outputs) -> NoiseAtoms:
@@ -60,8 +63,10 @@ class NoiseAtoms:
         out = np.asarray(outputs, np.float32)
         if out.size != 2**UNIFORM_BITS or np.isnan(out).any():
             raise ValueError(f"{name}: need the 2^24 lattice outputs without NaN")
-        values, counts = np.unique(out, return_counts=True)
-        return cls(name, values, counts.astype(np.int64))
+        out = np.sort(out, kind="stable")  # fast: a noise is nearly monotone in u already
+        starts = np.flatnonzero(np.append(True, out[1:] != out[:-1]))
+        counts = np.diff(np.append(starts, out.size))
+        return cls(name, out[starts], counts.astype(np.int64))
 
 
 @dataclass
@@ -83,29 +88,57 @@ class RunLaw:
     """Every token's probability, runs in order (float64)."""
 
 
-def _score(kind, param, values):
+def score(kind, param, values):
+    """The float32 scores ``fl(param + values)`` (``add``) or ``fl(param · values)`` (``mul``)."""
     with np.errstate(over="ignore", invalid="ignore"):
         if kind == "add":
             return param + values
         return param * values
 
 
-def _run_atoms(kind, param, atoms: NoiseAtoms, v_lo):
-    """Window atoms (score ≥ v_lo) of one run: values, P, P(score > v), P(score ≥ v)."""
+def _top(kind, param, atoms: NoiseAtoms, v_lo) -> float:
+    """A run's largest window value (its score of the largest atom), −inf if its window is
+    empty."""
+    top = score(kind, np.float32(param), atoms.values[-1])
+    return float(top) if top >= np.float32(v_lo) else -np.inf
+
+
+def _run_atoms(kind, param, atoms: NoiseAtoms, v_lo, ceiling=np.inf):
+    """Window atoms (v_lo ≤ score ≤ ceiling) of one run: values, P, P(score > v),
+    P(score ≥ v); and P(score ≥ the first window value above the ceiling), None if there
+    is none (only the atoms up to just above the ceiling are scored)."""
+    empty = tuple(np.zeros(0) for _ in range(4))
+    if _top(kind, param, atoms, v_lo) == -np.inf:
+        return empty, None
+    lo = np.float32(v_lo)
     first = _first_candidate(kind, np.float32(param), atoms.values, v_lo)
-    score = _score(kind, np.float32(param), atoms.values[first:])
-    start = int(np.searchsorted(score, score.dtype.type(v_lo), side="left"))
-    if start == score.size:
-        return tuple(np.zeros(0) for _ in range(4))
-    s = score[start:]
+    end = _end_candidate(kind, np.float32(param), atoms.values, max(ceiling, float(lo)))
+    scores = score(kind, np.float32(param), atoms.values[first:end])
+    start = int(np.searchsorted(scores, lo, side="left"))
+    stop = max(start, int(np.searchsorted(scores, np.float32(ceiling), side="right")))
+    s = scores[start:stop]
+    above = stop < scores.size or end < atoms.values.size
     start += first
     cum = atoms.cumulative[start:]
-    ends = np.append(np.flatnonzero(s[1:] != s[:-1]), s.size - 1)
+    base = atoms.cumulative[start] - atoms.counts[start]
+    ends = np.append(np.flatnonzero(s[1:] != s[:-1]), s.size - 1) if s.size else np.zeros(0, int)
     at_most = cum[ends]
-    below = np.concatenate([[cum[0] - atoms.counts[start]], at_most[:-1]])
+    below = np.concatenate([[base], at_most[:-1]])[:at_most.size]
     n = 2**UNIFORM_BITS
+    rest = (n - (at_most[-1] if ends.size else base)) / LATTICE if above else None
     return (s[ends].astype(np.float64), (at_most - below) / LATTICE, (n - at_most) / LATTICE,
-            (n - below) / LATTICE)
+            (n - below) / LATTICE), rest
+
+
+def _end_candidate(kind, param, values, v_hi) -> int:
+    """An index from which every noise value scores above ``v_hi`` (a safe margin)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        if kind == "add":
+            bound = (v_hi - float(param)) + 2.0**-10 * (1.0 + abs(v_hi) + abs(float(param)))
+        else:
+            bound = v_hi / float(param) * (1.0 + 2.0**-10)
+        bound = values.dtype.type(bound)
+    return min(values.size, int(np.searchsorted(values, bound, side="right")) + 1)
 
 
 def _first_candidate(kind, param, values, v_lo) -> int:
@@ -114,7 +147,9 @@ def _first_candidate(kind, param, values, v_lo) -> int:
         bound = (v_lo - float(param)) - 2.0**-10 * (1.0 + abs(v_lo) + abs(float(param)))
     else:
         bound = v_lo / float(param) * (1.0 - 2.0**-10)
-    return max(0, int(np.searchsorted(values, values.dtype.type(bound), side="left")) - 1)
+    with np.errstate(over="ignore"):
+        bound = values.dtype.type(bound)
+    return max(0, int(np.searchsorted(values, bound, side="left")) - 1)
 
 
 def _log_cdf(sf):
@@ -159,20 +194,19 @@ def _events(counts, params, atoms, kind, v_lo, total):
     """Per run: window values, P, P(score > v), P(score ≥ v), and whether it can win. A
     one-token run's atoms above every other run's largest score are added to ``total`` and
     replaced by one lump (they win for sure; the lump keeps the other runs' CDF products)."""
-    runs = [_run_atoms(kind, p, atoms, v_lo) for p in params]
-    tops = np.array([r[0][-1] if r[0].size else -np.inf for r in runs])
+    tops = np.array([_top(kind, p, atoms, v_lo) for p in params])
     out = [[], [], [], [], []]
-    for j, (v, p, sf, sfm) in enumerate(runs):
-        win = np.ones(v.size, bool)
+    for j, param in enumerate(params):
+        ceiling = np.inf
         if counts[j] == 1 and counts.size > 1:
             ceiling = np.max(np.delete(tops, j))
-            above = np.flatnonzero(v > ceiling)
-            if above.size:
-                k = int(above[0])
-                total[j] += sfm[k]
-                v = np.append(v[:k], np.nextafter(ceiling, np.inf))
-                p, sf = np.append(p[:k], 0.0), np.append(sf[:k], 0.0)
-                sfm, win = np.append(sfm[:k], sfm[k]), np.append(win[:k], False)
+        (v, p, sf, sfm), rest = _run_atoms(kind, param, atoms, v_lo, ceiling)
+        win = np.ones(v.size, bool)
+        if rest is not None:
+            total[j] += rest
+            v = np.append(v, np.nextafter(ceiling, np.inf))
+            p, sf = np.append(p, 0.0), np.append(sf, 0.0)
+            sfm, win = np.append(sfm, rest), np.append(win, False)
         for lst, x in zip(out, (v, p, sf, sfm, win), strict=True):
             lst.append(x)
     return out
@@ -220,7 +254,7 @@ def _per_token(counts, slices, prob, log_a, log_f, log_fm, mass, total, target) 
             with np.errstate(divide="ignore", invalid="ignore"):
                 log_c = np.log(prob[sl][keep]) + log_a[sl][keep] + (n - 1) * log_f[sl][keep]
                 log_rho = log_fm[sl][keep] - log_f[sl][keep]
-            P = _token_probs(n, log_c, log_rho)
+            P = power_sums(n, log_c, log_rho)
         per_token.append(P)
         first[j], lastp[j] = P[0], P[-1]
         abs_dev[j], kl[j], chi2[j] = _sums(P, target[j])
@@ -231,14 +265,16 @@ def _per_token(counts, slices, prob, log_a, log_f, log_fm, mass, total, target) 
                   np.concatenate(per_token))
 
 
-def _token_probs(n, log_c, log_rho, rows: int = 1 << 14) -> np.ndarray:
-    """``P_r = Σ_v exp(log_c_v + r·log_rho_v)`` for r = 0..n−1: chunks of r of width about √n,
-    each a matrix product with the powers ``ρ^b`` of one chunk."""
-    out = np.zeros(n)
+def power_sums(n, log_c, log_rho, rows: int = 1 << 14) -> np.ndarray:
+    """``P_r = Σ_v exp(log_c_v + r·log_rho_v)`` for r = 0..n−1 (``log_c`` may have leading
+    axes, one sum per row): chunks of r of width about √n, each a matrix product with the
+    powers ``ρ^b`` of one chunk."""
+    log_c = np.asarray(log_c)
+    out = np.zeros(log_c.shape[:-1] + (n,))
     width = max(1, min(n, int(np.ceil(np.sqrt(n)))))
     b = np.arange(width)
-    for k0 in range(0, log_c.size, rows):
-        lc, lr = log_c[k0:k0 + rows], log_rho[k0:k0 + rows]
+    for k0 in range(0, log_rho.size, rows):
+        lc, lr = log_c[..., k0:k0 + rows], log_rho[k0:k0 + rows]
         with np.errstate(invalid="ignore", over="ignore"):
             powers = np.exp(np.outer(lr, b))
         powers[:, 0] = 1.0
@@ -247,7 +283,7 @@ def _token_probs(n, log_c, log_rho, rows: int = 1 << 14) -> np.ndarray:
                 coef = np.exp(lc + r0 * lr) if r0 else np.exp(lc)
             coef[~np.isfinite(coef)] = 0.0
             w = min(width, n - r0)
-            out[r0:r0 + w] += coef @ powers[:, :w]
+            out[..., r0:r0 + w] += coef @ powers[:, :w]
     return out
 
 

@@ -17,6 +17,11 @@ samples no test gains more than a = 0.1 over guessing: :func:`samples_no_test_se
 samples a level-10^-3 χ² test with power ½ needs (:func:`rslab.numerics.detect.samples_to_detect`)
 on four partitions of the tokens: the tokens, the vectors of 128 tokens (the core's
 blocks), 4,096 equal bins of consecutive tokens, and the 128 lanes (token id mod 128).
+
+Where a law is known as bounds ``lo ≤ P ≤ hi`` per token (an argmax draw on a row of
+many weights, :func:`rslab.numerics.token_law.token_bounds`), :func:`chi2_interval`
+bounds χ² over every such law: each token's distance to its interval, tightened with
+``ΣP ≤ 1`` (the slack ``S = 1 − Σlo`` shared by all tokens).
 """
 
 from __future__ import annotations
@@ -39,6 +44,26 @@ def chi2(P, p) -> float:
     if np.any(P[~live] > 0):
         return float("inf")
     return float(np.sum((P[live] - p[live]) ** 2 / p[live]))
+
+
+def chi2_interval(lo, hi, p) -> tuple[float, float]:
+    """The smallest and largest ``χ²(P ‖ p)`` over the laws P with ``lo ≤ P ≤ hi`` and
+    ``ΣP ≤ 1`` (bounds: the box of intervals, and ``χ²(lo)`` moved by the slack ``S``)."""
+    lo, hi, p = (np.asarray(a, np.float64) for a in (lo, hi, p))
+    live = p > 0
+    if np.any(lo[~live] > 0):
+        return float("inf"), float("inf")
+    top = float("inf") if np.any(hi[~live] > 0) else None
+    lo, hi, p = lo[live], hi[live], p[live]
+    base = float(np.sum((lo - p) ** 2 / p))
+    box_lo = float(np.sum(np.maximum.reduce([lo - p, p - hi, 0 * p]) ** 2 / p))
+    box_hi = float(np.sum(np.maximum((lo - p) ** 2, (hi - p) ** 2) / p))
+    slack = max(0.0, 1.0 - float(np.sum(lo)))
+    loose = hi > lo
+    up = base + slack * float(np.max((2 * np.maximum(lo / p - 1, 0) + np.minimum(
+        hi - lo, slack) / p)[loose], initial=0.0))
+    down = base - 2 * slack * float(np.max(np.maximum(1 - lo / p, 0)[loose], initial=0.0))
+    return max(box_lo, down), top if top is not None else min(box_hi, up)
 
 
 def kl(P, p) -> float:

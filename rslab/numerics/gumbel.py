@@ -288,9 +288,10 @@ def get_noise(name: str, *, log2: FastLog2 | None = None) -> NoisePipeline:
     )
 
 
-def noise_values(u, name: str) -> np.ndarray:
-    """The pipeline ``name``'s noise g of uniforms ``u`` (float32)."""
-    return get_noise(name)(u)
+def lattice_noise(name: str) -> np.ndarray:
+    """The pipeline ``name``'s noise g on every lattice uniform, in lattice order (float32;
+    ``on_lattice``: the same bits as ``get_noise(name)(all_uniforms())``)."""
+    return on_lattice(get_noise(name))
 
 
 def plateau_share(u, name: str) -> float:

@@ -43,6 +43,7 @@ uniforms and :func:`exact_law` counts them exactly.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -325,57 +326,90 @@ def exact_law(w, noise: str = DEFAULT_INVCDF_NOISE) -> InvcdfLaw:
         raise ValueError("w must have a positive total")
     u = lattice_uniforms()
     n_lattice = u.size
-    block, r2 = _lattice_blocks(p, u)
+    choice = BlockChoice.of(p, u)
+    block_count = np.diff(choice.starts)
     nb = p.blocks.shape[1]
-    block_count = np.bincount(block, minlength=nb)
     weights = p.blocks[0]
     scan = lane_scan(weights)
+    live = np.flatnonzero(block_count)
+    lanes = np.zeros((nb, LANES), np.int64)
     if noise == "wide48":
-        live = np.flatnonzero(block_count)
-        lanes = np.zeros((nb, LANES), np.int64)
         lanes[live] = wide48_lane_counts(weights[live])
         counts = lanes.astype(object) * block_count[:, None].astype(object)
         return InvcdfLaw(counts.reshape(-1)[:w.size].copy(), UNIFORM_BITS + WIDE_BITS)
     if noise == "wide":
-        live = np.flatnonzero(block_count)
-        lanes = np.zeros((nb, LANES), np.int64)
         lanes[live] = _lane_counts(scan[live], weights[live] > 0,
                                    lambda m: _count_below(scan[live, -1:], m, u), n_lattice)
         counts = (lanes * block_count[:, None]).reshape(-1)
         return InvcdfLaw(counts[:w.size].copy(), 2 * UNIFORM_BITS)
-    counts = np.zeros((nb, LANES), np.int64)
-    starts = np.concatenate([[0], np.cumsum(block_count)])
-    for j in np.flatnonzero(block_count):
-        r = r2[starts[j]:starts[j + 1]]  # sorted: r₂ is monotone in u inside a block
-
-        def drawn_below(m, r=r):
-            return np.searchsorted(r, m.ravel(), side="left").reshape(m.shape)
-
-        counts[j] = _lane_counts(scan[j:j + 1], weights[j:j + 1] > 0, drawn_below, r.size)[0]
-    return InvcdfLaw(counts.reshape(-1)[:w.size].copy(), UNIFORM_BITS)
+    lanes[live] = _lane_counts(scan[live], weights[live] > 0,
+                               lambda m: choice.drawn_below(live, m), block_count[live, None])
+    return InvcdfLaw(lanes.reshape(-1)[:w.size].copy(), UNIFORM_BITS)
 
 
-def _lattice_blocks(p: Prefix, u) -> tuple[np.ndarray, np.ndarray]:
-    """Block index and remainder ``r₂`` for every lattice uniform (they are sorted, and both
-    are monotone in u, so each group's uniforms form one slice)."""
-    total = p.total[0]
-    x = np.minimum(u * total, below(total))
-    d = p.group_prefix[0]
-    k = np.searchsorted(d, x, side="right")
-    block = np.empty(u.size, np.int64)
-    r2 = np.empty(u.size, np.float32)
-    bounds = np.searchsorted(k, np.arange(d.size + 1), side="left")
-    for g in range(d.size):
-        sl = slice(bounds[g], bounds[g + 1])
-        if sl.start == sl.stop:
-            continue
-        r1 = x[sl] - (d[g - 1] if g else np.float32(0))
-        sums = p.block_sums[0, g]
+@dataclass(frozen=True)
+class BlockChoice:
+    """Steps 4–6 on the lattice: every step is monotone in u, so the block of the lattice
+    uniform ``u_k`` grows with k and each block owns the indices ``starts[b] … starts[b+1]``
+    (found by bisection, each candidate computed as :func:`pick_block` does, per group)."""
+
+    u: np.ndarray
+    total: np.float32
+    before: np.ndarray
+    """Per group: ``D_{k−1}`` (0 for the first)."""
+    maxima: np.ndarray
+    """Per group: the running maxima of its block sums' scan over the positive blocks."""
+    last: np.ndarray
+    """Per group: its last positive block (−1 if none)."""
+    exclusive: np.ndarray
+    """Per group: ``S_{j−1}`` of its scan for each block j."""
+    starts: np.ndarray
+
+    @classmethod
+    def of(cls, p: Prefix, u) -> BlockChoice:
+        d = p.group_prefix[0]
+        sums = p.block_sums[0]
         scan = lane_scan(sums)
-        m = _running_max(scan[None, :], (sums > 0)[None, :])[0]
-        last = int(np.max(np.where(sums > 0, np.arange(LANES), -1)))
-        j = np.minimum(np.searchsorted(m, r1, side="right"), last)
-        excl = np.concatenate([[np.float32(0)], scan[:-1]]).astype(np.float32)
-        block[sl] = LANES * g + j
-        r2[sl] = r1 - excl[j]
-    return block, r2
+        exclusive = np.concatenate([np.zeros((d.size, 1), np.float32), scan[:, :-1]], axis=1)
+        choice = cls(u, p.total[0], np.concatenate([[np.float32(0)], d[:-1]]),
+                     _running_max(scan, sums > 0),
+                     np.max(np.where(sums > 0, np.arange(LANES), -1), axis=-1), exclusive,
+                     np.zeros(0, np.int64))
+        b = np.arange(p.blocks.shape[1] + 1)
+        return dataclasses.replace(choice, starts=_first_index(
+            lambda k: choice.block(k) >= b, b.shape, u.size))
+
+    def _x(self, k) -> np.ndarray:
+        return np.minimum(self.u[np.minimum(k, self.u.size - 1)] * self.total, below(self.total))
+
+    def block(self, k) -> np.ndarray:
+        """The block of the lattice uniforms ``u_k``."""
+        x = self._x(k)
+        g = np.searchsorted(self.before[1:], x, side="right")
+        r1 = x - self.before[g]
+        j = np.minimum(np.count_nonzero(self.maxima[g] <= r1[..., None], axis=-1), self.last[g])
+        return LANES * g + j
+
+    def drawn_below(self, blocks, m) -> np.ndarray:
+        """For each of ``blocks`` (rows of ``m``): how many of its lattice uniforms have
+        ``r₂ < m``."""
+        g, j = (blocks // LANES)[:, None], (blocks % LANES)[:, None]
+        first, end = self.starts[blocks][:, None], self.starts[blocks + 1][:, None]
+
+        def past(k):
+            return ~((self._x(k) - self.before[g]) - self.exclusive[g, j] < m) | (k >= end)
+
+        return _first_index(past, m.shape, self.u.size, first) - first
+
+
+def _first_index(holds, shape, n: int, lo=0) -> np.ndarray:
+    """The first index in [lo, n] at which the monotone predicate ``holds(k)`` turns true
+    (``n`` if never), by bisection for every item of ``shape`` at once."""
+    lo = np.broadcast_to(np.asarray(lo, np.int64), shape).copy()
+    hi = np.full(shape, n, np.int64)
+    for _ in range(int(n).bit_length() + 1):
+        mid = (lo + hi) // 2
+        yes = holds(mid) | (mid >= n)
+        hi = np.where(yes, mid, hi)
+        lo = np.where(yes, lo, np.minimum(mid + 1, hi))
+    return hi

@@ -42,7 +42,8 @@ class Draw:
     linear: bool
     """Draws from the linear weights ``w`` (else from ``log2 w``; the bonus row: ``l·LOG2E``)."""
     law: str
-    """``law(weights, method, noise) -> float64 probabilities`` of one weight row."""
+    """``law(weights, method, noise, resolution) -> TokenBounds`` of one weight row
+    (:mod:`rslab.numerics.token_law`; ``resolution`` serves the argmax draws' brackets)."""
     reference_row: str
     """``row(noise, seed, requests, position, purpose, w) -> tokens`` (``EMPTY`` where the
     draw sees no weight); None for the Gumbel draw, which the reference computes itself."""
@@ -53,8 +54,8 @@ class Draw:
     """The variants the full sampler program takes."""
     score: str | None = None
     """An argmax draw's score: ``add`` (log2 weight + noise) or ``mul`` (weight · noise)."""
-    noise_values: str | None = None
-    """An argmax draw's ``noise_values(u, noise)``, its per-token noise of uniforms u."""
+    lattice_noise: str | None = None
+    """An argmax draw's ``lattice_noise(noise)``: its per-token noise on every lattice uniform."""
     gumbel_domain: str | None = None
     """An argmax draw's noise ``u → g`` whose Gumbel-max it is (a pipeline, or ``−log2 E``)."""
     plateau: str | None = None
@@ -96,22 +97,22 @@ class Draw:
 
 _ARGMAX = "bit-exact under any split of the row (per-token words, order-free max)"
 DRAWS = {
-    "gumbel": Draw("gumbel", "div8", None, False, "rslab.numerics.token_law:argmax_probs",
+    "gumbel": Draw("gumbel", "div8", None, False, "rslab.numerics.token_law:argmax_row_law",
                    None, "rslab.kernels.sampler.final_rows:FinalRow", _ARGMAX,
-                   ("div8", "div32", "rangered"), "add", "rslab.numerics.gumbel:noise_values",
+                   ("div8", "div32", "rangered"), "add", "rslab.numerics.gumbel:lattice_noise",
                    "rslab.numerics.gumbel:get_noise", "rslab.numerics.gumbel:plateau_share",
                    ("exact", "fast")),
     "race": Draw("race", DEFAULT_RACE_NOISE, RACE_NOISES, True,
-                 "rslab.numerics.token_law:argmax_probs", "rslab.draws:race_tokens",
+                 "rslab.numerics.token_law:argmax_row_law", "rslab.draws:race_tokens",
                  "rslab.kernels.sampler.final_rows:FinalRow", _ARGMAX, ("scaled",), "mul",
-                 "rslab.numerics.race:race_multiplier", "rslab.numerics.race:RaceNoise",
+                 "rslab.numerics.race:lattice_multiplier", "rslab.numerics.race:RaceNoise",
                  "rslab.numerics.race:plateau_share"),
     "invcdf": Draw("invcdf", DEFAULT_INVCDF_NOISE, INVCDF_NOISES, True,
-                   "rslab.numerics.token_law:invcdf_probs", "rslab.draws:invcdf_tokens",
+                   "rslab.numerics.token_law:invcdf_row_law", "rslab.draws:invcdf_tokens",
                    "rslab.kernels.sampler.invcdf_row:InvcdfRow",
                    "bit-exact only with the same summation order (blocks, groups, prefix)",
                    INVCDF_NOISES),
-    "fixed": Draw("fixed", "u96", ("u96",), True, "rslab.numerics.token_law:fixed_probs",
+    "fixed": Draw("fixed", "u96", ("u96",), True, "rslab.numerics.token_law:fixed_row_law",
                   "rslab.draws:fixed_tokens", "rslab.kernels.sampler.fixed_row:FixedRow",
                   "bit-exact with the same block sums (the lane-tree float32 sums); every "
                   "later sum is exact", ("u96",)),

@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from rslab.numerics.fastlog import DEFAULT_FASTLOG2, FastLog2, fast_rcp
-from rslab.numerics.gumbel import get_noise
+from rslab.numerics.gumbel import get_noise, lattice
 
 RACE_NOISES = ("scaled", "naive")
 DEFAULT_RACE_NOISE = "scaled"
@@ -46,6 +46,11 @@ def race_exponential(u, noise: str = DEFAULT_RACE_NOISE, *, log2: FastLog2 | Non
 def race_multiplier(u, noise: str = DEFAULT_RACE_NOISE, *, log2: FastLog2 | None = None):
     """``R = rcp(E)`` (float32; +inf where E = 0): the factor each token's weight is scaled by."""
     return fast_rcp(race_exponential(u, noise, log2=log2))
+
+
+def lattice_multiplier(noise: str = DEFAULT_RACE_NOISE) -> np.ndarray:
+    """``R`` on every lattice uniform, in lattice order."""
+    return race_multiplier(lattice(), noise)
 
 
 class RaceNoise:

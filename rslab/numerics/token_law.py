@@ -9,8 +9,24 @@ For a target (:mod:`rslab.numerics.targets`) used as a residual row of weights
 * ``invcdf``: :func:`rslab.numerics.invcdf.exact_law` (every lattice uniform counted);
 * ``fixed``: :func:`rslab.numerics.fixed_invcdf.exact_probs` (every uniform pair counted).
 
-:func:`exact_token_probs` gives the law of any Fast draw on any weight row (each
-draw's ``law`` in :mod:`rslab.numerics.methods`).
+:func:`token_bounds` gives the law of any Fast draw on any weight row (each draw's
+``law`` in :mod:`rslab.numerics.methods`) as certified bounds per token
+(:class:`TokenBounds`), :func:`exact_token_probs` their midpoint. Where the law is
+exact and where it is bounded:
+
+* the inverse CDFs: exact (``lo = hi``);
+* an argmax draw on a row of at most ``MAX_RUNS`` distinct positive weights whose runs
+  hold at most ``EXACT_EVENTS`` window events (memory): today's :func:`run_law`, exact but
+  for two omissions that ``hi`` adds back (score values below its cut-off, at most
+  ``truncated ≤ MAX_TRUNCATED`` in all, and per token at most ``MIN_WIN`` per atom of the
+  noise); if the row has more than ``MAX_RUNS`` runs the tokens of each weight are made
+  adjacent, which changes nothing unless tokens of two weights can draw one score (their
+  ranges of scores overlap): then the order of their ties is lost and ``[lo, hi]`` is the
+  bracket below (widened to hold the midpoint);
+* an argmax draw on any other row: :func:`rslab.numerics.argmax_bounds.bounds`,
+  certified brackets about ``resolution`` wide relative to the larger of a token's
+  probability and its target (ties between tokens of different weights at one float32
+  score and the cells of the grid are what they bracket).
 
 The law assumes what the hardware RNG is built to give: each token's (or row's)
 word an independent, uniform 32-bit word. ``path="exact"`` is the Exact path's
@@ -30,32 +46,64 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from rslab.numerics import fixed_invcdf, invcdf
-from rslab.numerics.argmax_law import NoiseAtoms, argmax_law
+from rslab.numerics import argmax_bounds, fixed_invcdf, invcdf
+from rslab.numerics.argmax_law import MIN_WIN, NoiseAtoms, argmax_law, score
 from rslab.numerics.detect import samples_to_detect
 from rslab.numerics.fastlog import DEFAULT_FASTLOG2, precise_log2
 from rslab.numerics.methods import draw, resolve_noise, variant_name
-from rslab.numerics.montecarlo import lattice_uniforms
 from rslab.numerics.targets import Target
 
 TRUNCATION = 40.0
 """Scores below the value where the ideal law gives ``P(all below) = e^-40`` are left out."""
 MAX_TRUNCATED = 1e-15
 MAX_RUNS = 256
-"""An argmax draw's law is computed over at most this many runs of equal weights: a run
-of few tokens holds its whole window of noise atoms (hundreds of megabytes at V = 154,880),
-so more would exhaust a shared machine's memory (:func:`argmax_probs`)."""
+"""An argmax draw's exact law (:func:`run_law`) is computed over at most this many distinct
+weights: a run of few tokens holds its whole window of noise atoms (hundreds of megabytes at
+V = 154,880); rows of more are bounded (:func:`argmax_row_law`)."""
+EXACT_EVENTS = 20_000_000
+"""Nor on rows whose runs would hold more than this many window events at once (about 120
+bytes each: rows of many heavy runs at small V would take tens of gigabytes)."""
 MAX_VOCAB = 154_880
+RESOLUTION = argmax_bounds.RESOLUTION
 
 
 @functools.lru_cache(maxsize=12)
 def noise_atoms(method: str, noise: str, path: str = "fast") -> NoiseAtoms:
-    """The lattice law of an argmax draw's per-token noise (its ``noise_values`` on every
-    lattice uniform): ``g`` (gumbel) or ``R = rcp(E)`` (race); ``path="exact"``: the Exact
-    path's Gumbel noise."""
-    d = draw(method)
+    """The lattice law of an argmax draw's per-token noise (its ``lattice_noise``): ``g``
+    (gumbel) or ``R = rcp(E)`` (race); ``path="exact"``: the Exact path's Gumbel noise.
+    (Cached by the arguments as passed: callers pass all three.)"""
     name = "exact" if path == "exact" else noise
-    return NoiseAtoms.of(f"{method}-{name}", d.resolve("noise_values")(lattice_uniforms(), name))
+    return NoiseAtoms.of(f"{method}-{name}", draw(method).resolve("lattice_noise")(name))
+
+
+@dataclass(frozen=True)
+class TokenBounds:
+    """A draw's token law on a row as certified bounds ``lo ≤ P ≤ hi`` (float64 [V]) and
+    ``mid``, the value :func:`exact_token_probs` gives (the exact law where ``lo == hi``)."""
+
+    lo: np.ndarray
+    hi: np.ndarray
+    mid: np.ndarray
+
+    @classmethod
+    def exact(cls, probs) -> TokenBounds:
+        p = np.asarray(probs, np.float64)
+        return cls(p, p, p)
+
+    @classmethod
+    def between(cls, lo, hi) -> TokenBounds:
+        return cls(lo, hi, (lo + hi) / 2)
+
+    @property
+    def is_exact(self) -> bool:
+        return bool(np.array_equal(self.lo, self.hi))
+
+    def rel_half_width(self, target) -> float:
+        """The largest half-width relative to the larger of a token's midpoint and its
+        ``target`` probability (what a χ² over the tokens sees)."""
+        scale = np.maximum(self.mid, np.asarray(target, np.float64))
+        live = scale > 0
+        return float(np.max((self.hi - self.lo)[live] / (2 * scale[live]), initial=0.0))
 
 
 @dataclass
@@ -106,17 +154,21 @@ def _v_lo(kind: str, target: Target, params) -> float:
     return float(np.log2(np.log(2) * mass / TRUNCATION))
 
 
+def score_params(kind: str, weights, path: str = "fast") -> np.ndarray:
+    """Each weight's score parameter (float32): its log2 (the path's) for a draw that adds the
+    noise, the weight itself for one that multiplies (−inf or 0: the token never wins)."""
+    if kind == "mul":
+        return weights
+    return (precise_log2 if path == "exact" else DEFAULT_FASTLOG2)(weights)
+
+
 def run_law(target: Target, method: str, noise: str, path: str = "fast"):
     """The exact :class:`~rslab.numerics.argmax_law.RunLaw` of an argmax draw on ``target``
     (the cut-off lowered until the left-out mass is below ``MAX_TRUNCATED``): a draw that
     scores ``mul`` multiplies the weight by its noise, ``add`` adds the fast log2 weight."""
     atoms = noise_atoms(method, noise, path)
     kind = draw(method).score
-    if kind == "mul":
-        params = target.weights
-    else:
-        log2 = precise_log2 if path == "exact" else DEFAULT_FASTLOG2
-        params = log2(target.weights)
+    params = score_params(kind, target.weights, path)
     v_lo = _v_lo(kind, target, params)
     while True:
         law = argmax_law(target.counts, params, atoms, kind, v_lo, target.run_probs)
@@ -137,10 +189,11 @@ def check_row(weights) -> np.ndarray:
     return w
 
 
-def _argmax_runs(w) -> tuple[Target, np.ndarray, bool]:
+def _argmax_runs(w) -> tuple[Target, np.ndarray, bool] | None:
     """The positive tokens of ``w`` as runs of equal weights (a Target), the token of each
     position of the runs, and whether that order is the row's own (else: the tokens of each
-    weight made adjacent, in order, the weights in their first token's order)."""
+    weight made adjacent, in order, the weights in their first token's order); None for a
+    row of more than ``MAX_RUNS`` distinct weights."""
     live = np.flatnonzero(w > 0)
     x = w[live]
     edges = np.flatnonzero(x[1:] != x[:-1]) + 1
@@ -150,45 +203,87 @@ def _argmax_runs(w) -> tuple[Target, np.ndarray, bool]:
     values, first, inverse, counts = np.unique(x, return_index=True, return_inverse=True,
                                                return_counts=True)
     if values.size > MAX_RUNS:
-        raise ValueError(f"weights: an argmax draw's exact law takes rows of at most "
-                         f"{MAX_RUNS} distinct weights, got {values.size}")
+        return None
     rank = np.argsort(np.argsort(first))  # each weight's place by its first token
     order = np.argsort(rank[inverse], kind="stable")
     by_first = np.argsort(first)
     return Target("row", counts[by_first], values[by_first]), live[order], False
 
 
-def argmax_probs(weights, method: str, noise: str) -> np.ndarray:
-    """The law of an argmax draw on a row: :func:`run_law` over its runs of equal weights.
-    Exact (to the ``MAX_TRUNCATED`` left out) when the row has at most ``MAX_RUNS`` runs;
-    with more runs but at most ``MAX_RUNS`` distinct weights each weight's tokens are made
-    adjacent, which is exact but for the order of ties between tokens of different weights
-    (the lowest index wins a tie); with more distinct weights, ``ValueError``."""
+def argmax_row_law(weights, method: str, noise: str,
+                   resolution: float = RESOLUTION) -> TokenBounds:
+    """An argmax draw's law on a row: :func:`run_law` over its runs of equal weights where it
+    has at most ``MAX_RUNS`` distinct weights and they hold at most ``EXACT_EVENTS`` window
+    events, else the brackets of :func:`rslab.numerics.argmax_bounds.bounds` (see the
+    module docstring)."""
     w = check_row(weights)
-    target, tokens, _ = _argmax_runs(w)
+    kind = draw(method).score
+    params = score_params(kind, w)
+    live = (params > 0) if kind == "mul" else np.isfinite(params)
+    if not live.any():
+        raise ValueError("weights: the Gumbel draw sees no weight of at least the smallest "
+                         "normal float32 (the sampler draws such a row from p)")
+    atoms = noise_atoms(method, noise, "fast")
+    runs = _argmax_runs(w)
+    if runs is None or window_events(runs[0], atoms, kind) > EXACT_EVENTS:
+        return TokenBounds.between(*argmax_bounds.bounds(params, live, atoms, kind, resolution))
+    target, tokens, in_order = runs
     law = run_law(target, method, noise)
-    out = np.zeros(w.size)
-    out[tokens] = law.tokens
-    return out
+    P = np.zeros(w.size)
+    P[tokens] = law.tokens
+    if in_order or not _ties_across(params[live], atoms, kind):
+        return TokenBounds(P, P + (law.truncated + MIN_WIN * atoms.values.size) * live, P)
+    lo, hi = argmax_bounds.bounds(params, live, atoms, kind, resolution)
+    return TokenBounds(np.minimum(lo, P), np.maximum(hi, P), P)
 
 
-def invcdf_probs(weights, method: str, noise: str) -> np.ndarray:
+def window_events(target: Target, atoms: NoiseAtoms, kind: str) -> int:
+    """About how many (run, score value) events :func:`run_law` holds at once: each run's
+    atoms scoring above the first cut-off (more than a one-token run keeps)."""
+    params = score_params(kind, target.weights).astype(np.float64)
+    with np.errstate(all="ignore"):
+        y = argmax_bounds.KINDS[kind].inverse(_v_lo(kind, target, params), params)
+    return int(np.sum(atoms.values.size - np.searchsorted(atoms.values, y.astype(np.float32))))
+
+
+def _ties_across(params, atoms: NoiseAtoms, kind: str) -> bool:
+    """Whether tokens of two different score parameters can draw one score: their ranges of
+    scores overlap (else the order of their tokens does not matter)."""
+    a = np.unique(params)
+    return bool(np.any(score(kind, a[:-1], atoms.values[-1]) >= score(kind, a[1:],
+                                                                      atoms.values[0])))
+
+
+def invcdf_row_law(weights, method: str, noise: str, resolution=None) -> TokenBounds:
     """The float32 inverse CDF's law (exact: every lattice uniform counted)."""
-    return invcdf.exact_law(check_row(weights), noise).probs
+    return TokenBounds.exact(invcdf.exact_law(check_row(weights), noise).probs)
 
 
-def fixed_probs(weights, method: str, noise: str) -> np.ndarray:
+def fixed_row_law(weights, method: str, noise: str, resolution=None) -> TokenBounds:
     """The fixed-point inverse CDF's law (exact counts over 2^192, rounded once each)."""
-    return fixed_invcdf.exact_probs(check_row(weights))
+    w = check_row(weights)
+    if w.max() > fixed_invcdf.MAX_WEIGHT:
+        raise ValueError(f"weights: the fixed-point draw takes weights up to 2^120, got "
+                         f"{w.max():g}")
+    return TokenBounds.exact(fixed_invcdf.exact_probs(w))
 
 
-def exact_token_probs(weights, method: str, noise=None) -> np.ndarray:
-    """The exact per-token law (float64 [V]) of the Fast draw ``method``/``noise`` on one
-    residual-style row of float32 weights ``weights`` [V] (V ≤ 154,880): the inverse CDFs
-    exact in about a second, the argmax draws by :func:`argmax_probs` (seconds to a minute;
-    exact where its docstring says, on rows of at most ``MAX_RUNS`` distinct weights)."""
+def token_bounds(weights, method: str, noise=None, *,
+                 resolution: float = RESOLUTION) -> TokenBounds:
+    """The law (:class:`TokenBounds`) of the Fast draw ``method``/``noise`` on one row of float32
+    weights ``weights`` [V] (V ≤ 154,880): the inverse CDFs exact in about a second, the
+    argmax draws exact or bracketed (module docstring; ``resolution`` the target of a
+    bracket's relative width), seconds to minutes."""
     noise = resolve_noise(method, noise)
-    return draw(method).resolve("law")(weights, method, noise)
+    return draw(method).resolve("law")(weights, method, noise, resolution)
+
+
+def exact_token_probs(weights, method: str, noise=None, *,
+                      resolution: float = RESOLUTION) -> np.ndarray:
+    """The per-token law (float64 [V]) of a Fast draw on one row: the midpoint of
+    :func:`token_bounds` (exact for the inverse CDFs, and for the argmax draws where the
+    module docstring says; else within brackets of relative width about ``resolution``)."""
+    return token_bounds(weights, method, noise, resolution=resolution).mid
 
 
 def _discrepancy(target: Target, P) -> dict:
