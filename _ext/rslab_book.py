@@ -10,8 +10,6 @@
 - The JavaScript the pages load instead of a CDN (require.js, the ipywidgets
   html-manager, MathJax; fetched by ``tools/fetch_web_assets.sh``) must exist in
   a static folder; a missing file is a warning, so a ``-W`` build fails.
-- The kernels MyST-NB starts inherit ``RSLAB_BOOK_BUILD=1``, so the pages'
-  ``rslab.chapters.glue`` records values without also showing them.
 - The students' book (``RSLAB_STUDENT=1``, ``make book-student``): sphinx-exercise's
   ``hide_solutions`` drops every solution from the pages (and so from the search index),
   and the ``.ipynb`` and ``.md`` downloads are written without their ``solution``
@@ -152,7 +150,6 @@ def declare_parallel_safe(app, env, docnames):
 
 
 def setup(app):
-    os.environ["RSLAB_BOOK_BUILD"] = "1"  # read by rslab.chapters.glue in the page kernels
     app.connect("html-page-context", drop_thebe_scripts)
     app.connect("builder-inited", check_local_assets)
     # before sphinx-book-theme builds its header buttons (priority 501)

@@ -9,6 +9,7 @@ where editors jump to it.
 """
 
 import argparse
+import os
 import re
 import sys
 from pathlib import Path
@@ -61,6 +62,10 @@ def main(argv=None, prog: str | None = None) -> int:
         if where:
             parser.exit(2, f"{where.group(1)}: error: {where.group(2)}\n")
         parser.exit(2, f"{parser.prog} {args.command}: error: {exc}\n")
+    except BrokenPipeError:
+        # the reader of our output went away (``| head``): stop quietly, as Unix tools do
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
 
 
 if __name__ == "__main__":

@@ -68,7 +68,6 @@ def lab_environment(base: dict | None = None) -> dict:
     """``base`` (default: this process's environment) with the reader's scale as default."""
     env = dict(os.environ if base is None else base)
     env.setdefault("RSLAB_SCALE", LAB_SCALE)
-    env.pop("RSLAB_BOOK_BUILD", None)
     return env
 
 

@@ -2,7 +2,6 @@
 
 import base64
 import json
-import re
 from pathlib import Path
 
 import jupytext
@@ -12,7 +11,6 @@ from nbclient import NotebookClient
 
 ROOT = Path(__file__).resolve().parents[1]
 WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
-NUMPY_REPR = re.compile(r"^np\.\w+\(")
 
 
 def toc_pages(root: Path = ROOT) -> list[Path]:
@@ -53,23 +51,6 @@ def slider_figures(nb: nbformat.NotebookNode) -> list[list[bytes]]:
     return figures
 
 
-def numpy_glues(nb: nbformat.NotebookNode) -> list[tuple[str, str]]:
-    """(name, text) of every ``glue`` whose text is a NumPy scalar repr such as
-    ``np.float64(3.0)``: the page would print it verbatim, and a format spec
-    (``{glue:text}`name:.2f```) fails the -W build. Glue ``float(x)``/``int(x)`` instead."""
-    found = []
-    for cell in nb.cells:
-        for out in cell.get("outputs", []):
-            record = out.get("metadata", {}).get("scrapbook", {})
-            data = out.get("data", {})
-            name = record.get("name")
-            plain = record.get("mime_prefix", "") + "text/plain"
-            text = data.get(plain, data.get("text/plain", ""))
-            if name and NUMPY_REPR.match(text):
-                found.append((name, text))
-    return found
-
-
 CLAIMS_CELL = ("import json as _json\nfrom rslab.chapters.claims import checked as _checked\n"
                "print(_json.dumps(_checked()))")
 """Appended to a page by ``execute_page``: prints the claims the page checked."""
@@ -78,8 +59,8 @@ CLAIMS_CELL = ("import json as _json\nfrom rslab.chapters.claims import checked 
 def execute_page(path: Path, timeout: int = 900) -> nbformat.NotebookNode:
     """Run every cell of a page in a fresh kernel; raise ``CellExecutionError`` on failure
     (a false ``claim`` is one), and ``ValueError`` if a slider figure shows the same picture
-    at every position or a glued value is a NumPy scalar (see ``numpy_glues``). The
-    sentences the page's claims checked are in ``nb.metadata["rslab_claims"]``."""
+    at every position. The sentences the page's claims checked are in
+    ``nb.metadata["rslab_claims"]``."""
     nb = jupytext.read(path)
     nb.cells.append(nbformat.v4.new_code_cell(CLAIMS_CELL))
     client = NotebookClient(nb, timeout=timeout, kernel_name="python3",
@@ -92,8 +73,4 @@ def execute_page(path: Path, timeout: int = 900) -> nbformat.NotebookNode:
         if len(frames) > 1 and len(set(frames)) == 1:
             raise ValueError(f"{path.name}: a slider figure draws the same picture for all "
                              f"{len(frames)} values (does draw(value) use its value?)")
-    bad = numpy_glues(nb)
-    if bad:
-        raise ValueError(f"{path.name}: glued NumPy scalars print as their repr and break "
-                         f"format specs under -W; glue float(x) or int(x): {bad}")
     return nb

@@ -119,6 +119,8 @@ def test_the_selection_report_reads_a_real_search():
     cfg = search.search_config("quick", divisors=(14.0,), samples_per_seed=2**16,
                                finalists=1, grid=(), processes=1)
     rep = div14.selection_report(search.run_search(cfg, progress=False, exact=False))
-    assert {r["name"] for r in rep["ks"]} == {"div8", rep["winner"]}
+    # at 2^16 samples a seed either may lead: the report reads the finals whichever wins
+    assert {r["name"] for r in rep["ks"]} == {"div8", "div14"}
+    assert rep["winner"] == rep["ks"][0]["name"]
     assert all(0 <= r["p"] <= 1 for r in rep["ks"]) and len(rep["chi2"]) == 1
     assert rep["chi2"][0]["band_other"][0] < rep["chi2"][0]["band_other"][1]

@@ -51,6 +51,7 @@ CASES = [
     (["pipeline", ROOT / "examples" / "sumexp_body.s", "--iterations", "1e30"],
      "--iterations must be in 0 … 1,000,000,000"),
     (["bench", "--vocab", "1e12"], "must be at most 1,000,000"),
+    (["sim", SUMEXP, "--max-steps", "1e12"], "--max-steps: at most 100,000,000 steps"),
     (["sweep", "--dask", "tls://127.0.0.1:8786"], "must be local or tcp://HOST:PORT"),
     (["search", "--dask", "inproc://x"], "must be local or tcp://HOST:PORT"),
 ]
@@ -59,6 +60,12 @@ CASES = [
 @pytest.mark.parametrize("args, needle", CASES)
 def test_settings_beyond_their_bounds_are_one_error_line(args, needle):
     one_error(rslab(*args), needle)
+
+
+def test_a_reader_that_stops_reading_ends_the_command_quietly():
+    proc = subprocess.run(f"{sys.executable} -m rslab sim {SUMEXP} --timeline 0:2000 | head -1",
+                          shell=True, capture_output=True, text=True, timeout=120)
+    assert proc.stdout.startswith(str(SUMEXP)) and proc.stderr == "", proc.stderr
 
 
 def test_other_surfaces(files):

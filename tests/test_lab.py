@@ -52,7 +52,7 @@ def test_the_command_serves_the_folder_with_the_manager_and_allows_root_only_as_
 
 
 def test_kernels_start_at_the_readers_scale_unless_one_is_set():
-    assert lab_environment({"RSLAB_BOOK_BUILD": "1"}) == {"RSLAB_SCALE": "quick"}
+    assert lab_environment({}) == {"RSLAB_SCALE": "quick"}
     assert lab_environment({"RSLAB_SCALE": "book"})["RSLAB_SCALE"] == "book"
 
 

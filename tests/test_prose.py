@@ -59,7 +59,7 @@ def test_a_page_citing_numbers_runs_inline_with_plain_names(page):
     assert not bad_eval_names(text), f"{page.name}: {{eval}} of an expression, not a name"
     assert "execution_mode: inline" in text.split("---\n")[1], \
         f"{page.name} cites {{eval}} numbers: its top matter needs mystnb execution_mode inline"
-    assert "{glue" not in text, f"{page.name}: mixes {{glue}} and {{eval}}"
+    assert "{glue" not in text, f"{page.name}: a {{glue}} role (the book cites by {{eval}})"
     assert "```{admonition} Solution" not in text, f"{page.name}: a solution as an admonition"
     cells = re.findall(r"```\{code-cell\}[^\n]*\n(.*?)```", text, re.DOTALL)
     # MyST-NB's inline mode never runs a remove-cell cell, and after a cell whose last line

@@ -119,16 +119,3 @@ def test_page_runner_reads_the_frames_from_widget_state(tmp_path):
     page.write_text(page.read_text().replace("USE = 1", "USE = 0"))
     with pytest.raises(ValueError, match="same picture for all 3 values"):
         execute_page(page)
-
-
-def test_page_runner_rejects_glued_numpy_scalars(tmp_path):
-    from pagerun import execute_page
-
-    header = (ROOT / "book" / "intro.md").read_text().split("---\n")[1]
-    page = tmp_path / "page.md"
-    page.write_text(f"---\n{header}---\n\n# Page\n\n```{{code-cell}} ipython3\n"
-                    "import numpy as np\nfrom rslab.chapters import glue\n"
-                    "glue('ok', float(np.float64(2.5)), display=False)\n"
-                    "glue('bad', np.float64(2.5), display=False)\n```\n")
-    with pytest.raises(ValueError, match=r"\('bad', 'np.float64\(2.5\)'\)"):
-        execute_page(page)

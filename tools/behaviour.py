@@ -12,16 +12,13 @@ A snapshot holds what the package computes, with every timing left out:
 * ``glue``: every number a page's prose cites, for every page in ``_toc.yml``, each page
   executed at ``RSLAB_SCALE=quick``: the text of each ``{eval}`` name as the sentence shows
   it (evaluated right after its Markdown cell, where the build's inline execution
-  evaluates it), and the value of every ``glue`` of a page not yet migrated; glued images
-  are recorded by the SHA-256 of their PNG. Names that are times (``TIMING_GLUE``) are
-  left out.
+  evaluates it). Names that are times (``TIMING_GLUE``) are left out.
 
 ``compare`` prints every difference and exits 1 if there is one.
 ``--only bench`` or ``--only glue`` takes one half of the snapshot.
 """
 
 import argparse
-import hashlib
 import json
 import os
 import re
@@ -33,7 +30,6 @@ ROOT = Path(__file__).resolve().parents[1]
 TIMING_KEY = re.compile(r"(seconds|_s$|per_s|_wall|rss|_mb$|slowdown|meets_target|"
                         r"samples_per_s|mvalues)")
 TIMING_GLUE = re.compile(r"(seconds|_time$)")
-RECORD = "application/papermill.record/"
 
 
 def strip_timings(obj):
@@ -75,7 +71,7 @@ EVAL_PROBE = "import json as _j\nprint(_j.dumps({n: str(globals()[n]) for n in %
 
 
 def page_glue(path: Path) -> dict:
-    """name → cited value (text, or ``sha256:`` of a glued PNG) of one executed page."""
+    """name → cited value (the text its sentence shows) of one executed page."""
     import jupytext
     import nbformat
     from nbclient import NotebookClient
@@ -101,18 +97,6 @@ def page_glue(path: Path) -> dict:
         if cell.metadata.get("rslab_probe"):
             values.update({k: v for k, v in json.loads(cell.outputs[-1]["text"]).items()
                            if not TIMING_GLUE.search(k)})
-            continue
-        for out in cell.get("outputs", []):
-            meta = out.get("metadata", {}).get("scrapbook", {})
-            name = meta.get("name")
-            if not name or TIMING_GLUE.search(name):
-                continue
-            data = out.get("data", {})
-            png = data.get(RECORD + "image/png") or data.get("image/png")
-            if png:
-                values[name] = "sha256:" + hashlib.sha256(png.encode()).hexdigest()
-            else:
-                values[name] = data.get(RECORD + "text/plain", data.get("text/plain"))
     return values
 
 

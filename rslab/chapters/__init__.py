@@ -2,9 +2,5 @@
 
 Each function returns data (``rslab.viz`` draws it) or, for a live figure, the
 ``draw`` a page passes to ``rslab.viz.widgets.live_figure``. Pages keep the story, short
-visible calls and the glue; ``glue`` (``rslab.chapters.glue``) is the glue they import.
+visible calls and the numbers their ``{eval}`` roles cite.
 """
-
-from rslab.chapters.glue import glue
-
-__all__ = ["glue"]

@@ -21,7 +21,7 @@ import sys
 from pathlib import Path
 
 from rslab.commands.argtypes import assignment, positive_int, window
-from rslab.machine.simulator import DEFAULT_MAX_STEPS
+from rslab.machine.simulator import DEFAULT_MAX_STEPS, MAX_STEPS_LIMIT
 
 HELP = "Assemble and simulate a program: cycles, stalls by cause, loops, timeline, trace."
 DEFAULT_TIMELINE = (0, 40)
@@ -46,10 +46,19 @@ def configure(p):
                         "timeline window, else 0:64)")
     p.add_argument("--regs", type=registers, metavar="R,R,...",
                    help="print these registers at the end, e.g. s3,v50")
-    p.add_argument("--max-steps", type=positive_int, default=DEFAULT_MAX_STEPS, metavar="N",
+    p.add_argument("--max-steps", type=step_limit, default=DEFAULT_MAX_STEPS, metavar="N",
                    help="stop a runaway program after N steps: bundles issued plus loop "
-                        f"directives executed (default {DEFAULT_MAX_STEPS:,})")
+                        f"directives executed (default {DEFAULT_MAX_STEPS:,}, at most "
+                        f"{MAX_STEPS_LIMIT:,})")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def step_limit(text: str) -> int:
+    """A positive step count no larger than ``MAX_STEPS_LIMIT``."""
+    value = positive_int(text)
+    if value > MAX_STEPS_LIMIT:
+        raise argparse.ArgumentTypeError(f"at most {MAX_STEPS_LIMIT:,} steps, got {text!r}")
+    return value
 
 
 def registers(text: str) -> list[tuple[str, int]]:

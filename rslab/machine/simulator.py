@@ -59,6 +59,10 @@ DEFAULT_MAX_STEPS = 2_000_000
 a run with a ``MachineError``: a few seconds for ``a: jmp a``, three times the sampler's largest
 program (see the machine chapter)."""
 
+MAX_STEPS_LIMIT = 100_000_000
+"""The most steps a run may be given: about two minutes of this simulator, fifty times the
+default (a larger limit would let an endless loop look like a hang)."""
+
 
 class Run:
     """The result of ``simulate``.
@@ -175,8 +179,10 @@ def simulate(program: Program, config: MachineConfig | None = None, vmem=None, h
     config = MachineConfig() if config is None else config
     if not isinstance(config, MachineConfig):
         raise ValueError(f"config must be a MachineConfig, got {type(config).__name__}")
-    if isinstance(max_steps, bool) or not isinstance(max_steps, int) or max_steps < 1:
-        raise ValueError(f"max_steps must be a positive integer, got {max_steps!r}")
+    if (isinstance(max_steps, bool) or not isinstance(max_steps, int)
+            or not 1 <= max_steps <= MAX_STEPS_LIMIT):
+        raise ValueError(f"max_steps must be an integer in [1, {MAX_STEPS_LIMIT:,}], "
+                         f"got {max_steps!r}")
     n_scratch = sum(config.slots.values()) + 2
     R, S = _initial_registers(config, n_scratch, vregs, sregs)
     M = build_memory(vmem, config.vmem_bytes, "vmem")

@@ -45,6 +45,7 @@ from rslab.numerics.rng import (
     mix32_inplace,
     philox4x32,
     uniform_from_words,
+    weyl,
 )
 from rslab.numerics.stats import bin_edges, chi2_from_counts, gumbel2_cdf
 
@@ -176,9 +177,10 @@ def stream_words(seed: int, start: int, stop: int, rng: str = "hw") -> np.ndarra
 
 def _hw_words(seed: int, start: int, out: np.ndarray, tmp: np.ndarray | None = None):
     """Words ``start .. start + out.size − 1`` of the hw stream of ``seed``, written into ``out``:
-    ``hw_random_words(seed, i) = mix32(i ^ mix32(seed ^ salt))``, in place."""
+    ``hw_random_words(seed, i) = mix32(i·γ + mix32(seed ^ salt))``, in place."""
     np.add(_counter_ramp(out.size), np.uint32(start), out=out)
-    out ^= mix32(np.uint32(seed) ^ HW_KEY_SALT)
+    weyl(out, out)
+    out += mix32(np.uint32(seed) ^ HW_KEY_SALT)
     return mix32_inplace(out, tmp)
 
 

@@ -3,11 +3,16 @@
 - ``philox4x32``: Philox4x32-10 (Salmon et al. 2011, as in Random123), the
   counter-based generator behind the framework's streams. Exact path.
 - ``hw_random_words``: the model of the core's per-lane hardware RNG (``vrand``).
-  Fast path. A counter-based hash: lane l given counter c and key k returns
-  ``mix32(c ^ mix32(k ^ HW_KEY_SALT))`` where ``mix32`` is a 32-bit avalanche
-  hash (xor-shift / odd multiply, three rounds). Counter-based, so any lane can
-  produce any stream position with no state, and a kernel that passes the same
-  (key, counter) pairs consumes exactly the numbers the reference consumes.
+  Fast path. A counter-based hash of a Weyl sequence, as SplitMix builds its
+  words: lane l given counter c and key k returns
+  ``mix32(c·γ + mix32(k ^ HW_KEY_SALT))`` (mod 2^32, γ = ``HW_WEYL`` = 0x9E3779B9,
+  odd, so c ↦ c·γ is a bijection), where ``mix32`` is a 32-bit avalanche hash
+  (xor-shift / odd multiply, three rounds). Counter-based, so any lane can produce
+  any stream position with no state, and a kernel that passes the same (key,
+  counter) pairs consumes exactly the numbers the reference consumes. The first
+  model hashed ``c ^ mix32(k ^ salt)`` directly; its words' top bits were not
+  uniform over consecutive counters and words c and c + 128 were correlated
+  (``rslab.numerics.rng_checks`` keeps it and its tests).
 - ``uniform_from_words``: u = ((w >> 8) + 0.5) · 2^-24 converted to float32
   with round-toward-zero, so u ∈ (0, 1) takes exactly 2^24 distinct, equally
   likely float32 values (every noise pipeline is enumerable over
@@ -30,6 +35,8 @@ PHILOX_W0 = np.uint32(0x9E3779B9)
 PHILOX_W1 = np.uint32(0xBB67AE85)
 
 HW_KEY_SALT = np.uint32(0x5EED1234)
+HW_WEYL = np.uint32(0x9E3779B9)
+"""γ: the counter's step in the Weyl sequence the hardware RNG hashes (2^32 / golden ratio)."""
 UNIFORM_BITS = 24
 
 
@@ -101,18 +108,24 @@ def _word(value: int) -> np.ndarray:
 
 _MIX_ROUNDS = ((_word(16), _word(0x7FEB352D)), (_word(15), _word(0x846CA68B)), (_word(16), None))
 """``mix32``'s rounds: (xor-shift, odd multiply or None)."""
+_WEYL = _word(int(HW_WEYL))
 
 
 def hw_random_words(key, counter) -> np.ndarray:
     """The per-lane hardware RNG: one uint32 word per (key, counter) pair (broadcasting)."""
     k = _as_u32(key, "key")
     c = _as_u32(counter, "counter")
-    return mix32(c ^ mix32(k ^ HW_KEY_SALT))
+    return mix32(weyl(c) + mix32(k ^ HW_KEY_SALT))
+
+
+def weyl(counter: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """``counter · γ`` mod 2^32 (uint32, into ``out`` if given): the Weyl sequence's term."""
+    return np.multiply(counter, _WEYL, out) if out is not None else np.multiply(counter, _WEYL)
 
 
 @functools.lru_cache(maxsize=256)
 def hw_key_word(key: int) -> np.ndarray:
-    """``mix32(key ^ HW_KEY_SALT)``: the key's half of ``hw_random_words``, once per key (a
+    """``mix32(key ^ HW_KEY_SALT)``: the key's term of ``hw_random_words``, once per key (a
     read-only 0-d array)."""
     return _word(mix32(np.uint32(key) ^ HW_KEY_SALT))
 
@@ -122,7 +135,8 @@ def hw_random_words_into(key: int, counter: np.ndarray, out: np.ndarray,
     """``hw_random_words(key, counter)`` written into ``out`` (uint32 arrays of the counter's
     shape, ``tmp`` a scratch one; the key a Python int; no validation: the simulator's
     per-op path)."""
-    np.bitwise_xor(counter, hw_key_word(key), out)
+    np.multiply(counter, _WEYL, out)
+    np.add(out, hw_key_word(key), out)
     return mix32_inplace(out, tmp)
 
 

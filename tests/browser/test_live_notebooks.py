@@ -17,8 +17,7 @@ overrides) and runs all cells. Then, as a reader would see it:
   the picture changed, and the caption holds the number the test computes for that value;
 - after saving, ``git status --porcelain book/`` is empty: nothing was written.
 
-A chapter not yet moved to ``{eval}`` (its page still glues) is an expected failure after
-its live figure is checked. Screenshots go to ``_build/screenshots/lab_<chapter>*.png``,
+Screenshots go to ``_build/screenshots/lab_<chapter>*.png``,
 the Run All times to ``_build/screenshots/lab_run_all.json``; with
 ``RSLAB_LAB_SCREENSHOT=<path>`` (``make lab-screenshot``) the machine chapter's screenshot
 is also written there, which is how the how-to-run page gets its picture.
@@ -424,14 +423,11 @@ def test_chapter_recomputes_live(chapter, lab, browser):
         assert page.locator(".rslab-static").first.is_hidden(), \
             "the precomputed selectors show in Jupyter (they are for the static page)"
         source = (ROOT / "book" / page_name).read_text()
-        migrated = "{glue" not in source
-        if migrated:
-            prose = rendered_markdown(page)
-            raw = [r for r in RAW_MYST if r in prose]
-            assert not raw, f"{chapter}: raw MyST in the rendered Markdown: {raw}"
-            assert "glued:" not in prose
-            check_sentence(page, chapter)
-            check_solutions_hidden(page, chapter, source)
+        prose = rendered_markdown(page)
+        raw = [r for r in RAW_MYST if r in prose]
+        assert not raw, f"{chapter}: raw MyST in the rendered Markdown: {raw}"
+        check_sentence(page, chapter)
+        check_solutions_hidden(page, chapter, source)
         figure = live_figure_with(page, label)
         figure.scroll_into_view_if_needed()
         image = figure.locator(".widget-image").first
@@ -457,8 +453,6 @@ def test_chapter_recomputes_live(chapter, lab, browser):
             Path(target).parent.mkdir(parents=True, exist_ok=True)
             page.screenshot(path=target)
         save_and_check_the_tree_is_clean(page, chapter, page_name, before)
-        if not migrated:
-            pytest.xfail(f"{page_name} still glues its numbers (not yet moved to {{eval}})")
     finally:
         context.close()
         for session in api(url, token, "api/sessions"):
