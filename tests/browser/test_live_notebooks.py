@@ -457,3 +457,38 @@ def test_chapter_recomputes_live(chapter, lab, browser):
         context.close()
         for session in api(url, token, "api/sessions"):
             api(url, token, f"api/sessions/{session['id']}", method="DELETE")
+
+
+RUN_ALL_ONLY = {"intro": "intro.md", "algorithm": "01_algorithm.md", "dataflow": "03_dataflow.md",
+                "pipelining": "04_pipelining.md", "div14": "06_div14.md"}
+"""The chapters with no live control: ``make live-test`` opens each as a reader does, runs
+all its cells and records the time beside the live chapters'."""
+
+
+@pytest.mark.live_extra
+@pytest.mark.parametrize("chapter", list(RUN_ALL_ONLY))
+def test_chapter_runs_all_as_the_book_reads(chapter, lab, browser):
+    from rslab.chapters.prose import solutions
+
+    url, token = lab
+    page_name = RUN_ALL_ONLY[chapter]
+    before = (book_status(), (ROOT / "book" / page_name).read_bytes())
+    context = browser.new_context(viewport={"width": 1280, "height": 1000})
+    page = context.new_page()
+    try:
+        open_by_double_click(page, f"{url}lab/workspaces/{chapter}?reset&token={token}",
+                             page_name)
+        seconds = run_all_cells(page, page_name)
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        record_run_all(chapter, seconds)
+        prose = rendered_markdown(page)
+        raw = [r for r in RAW_MYST if r in prose]
+        assert not raw, f"{chapter}: raw MyST in the rendered Markdown: {raw}"
+        source = (ROOT / "book" / page_name).read_text()
+        if solutions(source):
+            check_solutions_hidden(page, chapter, source)
+        save_and_check_the_tree_is_clean(page, chapter, page_name, before)
+    finally:
+        context.close()
+        for session in api(url, token, "api/sessions"):
+            api(url, token, f"api/sessions/{session['id']}", method="DELETE")
