@@ -82,6 +82,16 @@ def test_invcdf_law_agrees_with_the_monte_carlo_engine():
     assert lo <= out["chi2_target"] <= hi
 
 
+def test_one_streams_words_are_drawn_without_replacement():
+    """2^28 words of one key are 1/16 of all words: uncorrected, the null χ² on 16,383
+    degrees of freedom would sit 5.6 standard deviations low (p ≈ 1)."""
+    out = invcdf_montecarlo(targets.flat(16_384), 2**28, seed=5)
+    assert out["fpc"] == 1 - 1 / 16
+    assert 1e-3 < out["p_exact"] < 0.999
+    lo, hi = out["predicted_band"]
+    assert lo <= out["chi2_target"] <= hi
+
+
 def test_fast_gumbel_never_draws_an_unreachable_tail():
     """A tail 2^20 below the head needs more noise than the Fast noise's range: TV = tail."""
     d = token_law(targets.peaked(0.1, 154_880), "gumbel", "div8")

@@ -138,6 +138,12 @@ def invcdf_montecarlo(target, samples: int, *, seed: int = 1, noise: str = "u24"
     the engine's counts of one stream summed over each token's interval. χ² of the
     counts against the exact law (central: the law is right) and against the target
     (noncentral with the exact λ: the bias).
+
+    One key's stream never repeats a word (the counter hash is a bijection of the 32-bit
+    counter), so n words are n draws *without replacement* from the 2^32 words, and each
+    token's count is hypergeometric: its variance is the multinomial one times
+    ``fpc = 1 − n/2^32`` (the finite-population correction). The null χ² is therefore
+    ``fpc · χ²(df)`` and the predicted χ² against the target ``fpc · χ²(df, nλ/fpc)``.
     """
     if noise != "u24":
         raise ValueError("noise: the lattice engine draws one word per sample (u24)")
@@ -154,11 +160,13 @@ def invcdf_montecarlo(target, samples: int, *, seed: int = 1, noise: str = "u24"
     p = target.probs()
     chi_target = float(((drawn - samples * p) ** 2 / (samples * p)).sum())
     lam = float(((exact - p) ** 2 / p).sum())
-    predicted = sps.ncx2(target.vocab - 1, samples * lam)
+    fpc = 1 - samples / 2**32
+    predicted = sps.ncx2(target.vocab - 1, samples * lam / fpc, scale=fpc)
     return {"samples": samples, "drawn_where_exact_is_zero": int(drawn[~live].sum()),
-            "chi2_exact": chi_exact, "df_exact": df, "p_exact": float(sps.chi2.sf(chi_exact, df)),
+            "fpc": fpc, "chi2_exact": chi_exact, "df_exact": df,
+            "p_exact": float(sps.chi2.sf(chi_exact / fpc, df)),
             "chi2_target": chi_target, "df_target": target.vocab - 1,
             "predicted_mean": float(predicted.mean()),
             "predicted_band": [float(x) for x in predicted.ppf([0.005, 0.995])],
-            "p_target_null": float(sps.chi2.sf(chi_target, target.vocab - 1)),
+            "p_target_null": float(sps.chi2.sf(chi_target / fpc, target.vocab - 1)),
             "seconds": time.perf_counter() - start}
