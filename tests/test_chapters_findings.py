@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from rslab.chapters import div8, div14, pipelining
+from rslab.numerics import montecarlo as mc
 from rslab.numerics import separation
 from rslab.numerics.fastlog import DEFAULT_FASTLOG2 as FL
 
@@ -43,7 +44,7 @@ def test_the_selection_report_says_what_the_sample_does_not_separate():
     finals = [_row("div14", 6.6e-7, [130, 128, 133], null),
               _row("div8", 7.9e-7, [140, 131, 128], 3 * null)]
     screening = finals + [_row("div9", 6.0e-7, [127, 129, 131], 1.05 * null)]
-    result = SimpleNamespace(config=SimpleNamespace(samples_per_seed=n), finals=finals,
+    result = SimpleNamespace(config=SimpleNamespace(samples_per_seed=n, rng="hw"), finals=finals,
                              screening=screening)
     rep = div14.selection_report(result)
     ks = {r["name"]: r for r in rep["ks"]}
@@ -60,6 +61,19 @@ def test_separation_resolves_a_large_paired_difference_and_rejects_bad_input():
         separation.paired_p([1.0], [2.0])
     with pytest.raises(ValueError, match="seeds"):
         separation.ks_against_null(1e-4, 10**8, 0)
+    with pytest.raises(ValueError, match="fpc"):
+        separation.chi2_band(700.0, fpc=0.0)
+
+
+def test_draws_without_replacement_narrow_the_null_laws():
+    n = 2**31  # half of one stream's words: fpc = 1/2
+    fpc = mc.stream_fpc(n)
+    assert fpc == 0.5 and mc.stream_fpc(n, "philox") == 1.0
+    null = separation.ks_null_mean(n)
+    assert separation.ks_against_null(null, n, 4, fpc)["null"] == pytest.approx(null * 0.5**0.5)
+    assert separation.ks_against_null(null * 0.5**0.5, n, 4, fpc)["p"] == pytest.approx(1.0)
+    lo, hi = separation.chi2_band(63 * fpc, fpc=fpc)
+    assert lo < 63 * fpc < hi < 63
 
 
 def test_the_largest_log_error_on_half_to_two_is_in_the_band_the_bound_leaves_out():

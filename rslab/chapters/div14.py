@@ -115,11 +115,12 @@ def selection_report(result) -> dict:
     finalist (bands, paired p-value, resolved or not); ``dropped``: screened-out candidates
     whose exact λ is below the winner's, with their KS and χ² ranks at screening."""
     cfg = result.config
+    fpc = mc.stream_fpc(cfg.samples_per_seed, cfg.rng)
     ks = [{"name": r["name"], "mean_ks": r["mean_ks"],
-           **separation.ks_against_null(r["mean_ks"], cfg.samples_per_seed, r["seeds"])}
+           **separation.ks_against_null(r["mean_ks"], cfg.samples_per_seed, r["seeds"], fpc)}
           for r in result.finals]
     winner = result.finals[0]
-    chi = [separation.compare(winner, r) for r in result.finals[1:]]
+    chi = [separation.compare(winner, r, fpc=fpc) for r in result.finals[1:]]
     finalists = {r["name"] for r in result.finals}
     ks_rank = {r["name"]: i + 1 for i, r in
                enumerate(sorted(result.screening, key=lambda r: r["mean_ks"]))}

@@ -56,6 +56,15 @@ DEFAULT_CHUNK = 2**22
 MAX_SAMPLES_PER_SEED = 2**32
 
 
+def stream_fpc(n: int, rng: str = "hw") -> float:
+    """The finite-population factor of ``n`` words of one seed's stream: ``1 − n/2^32`` for
+    the hardware model (its counter hash is a bijection, so one key never repeats a word and
+    n words are n draws without replacement from the 2^32 words: every count's variance is
+    the multinomial one times this factor), 1 for Philox (whose words may repeat)."""
+    _check_rng(rng)
+    return 1 - n / MAX_SAMPLES_PER_SEED if rng == "hw" else 1.0
+
+
 def bin_index(g, n_bins: int = N_BINS) -> np.ndarray:
     """Bin of each g, as ``stats.bin_counts`` bins it (bin j is [edge_j, edge_j+1))."""
     g = np.asarray(g)

@@ -8,7 +8,10 @@ mean of ``S`` independent seeds as normal (``S ≥ 3`` in every search preset); 
 small next to ``1/√N``. The χ² half uses the noncentral χ² law ``ncx2(df, nc)`` with
 ``nc`` estimated as ``max(χ² − df, 0)``, and, for two candidates run on the same seeds
 (common random numbers), a paired t-test over the seeds' χ², which needs no model of
-their correlation.
+their correlation. Draws of one seed's hardware stream are made without replacement
+(``montecarlo.stream_fpc``): with ``fpc = 1 − n/2^32`` the null KS scales by ``√fpc`` and a
+χ² follows ``fpc · ncx2(df, nc/fpc)``; every function takes that ``fpc`` (1: independent
+draws).
 """
 
 from __future__ import annotations
@@ -37,25 +40,34 @@ def ks_null_mean(n: int) -> float:
     return KS_NULL_MEAN / math.sqrt(_check_positive(n, "n"))
 
 
-def ks_against_null(mean_ks: float, n: int, seeds: int) -> dict:
+def _check_fpc(fpc) -> float:
+    if not 0 < fpc <= 1:
+        raise ValueError(f"fpc must be in (0, 1], got {fpc!r}")
+    return float(fpc)
+
+
+def ks_against_null(mean_ks: float, n: int, seeds: int, fpc: float = 1.0) -> dict:
     """The mean over ``seeds`` seeds of ``n`` draws each against the null law: the null mean,
     ``z`` and the two-sided p-value."""
     n, seeds = _check_positive(n, "n"), _check_positive(seeds, "seeds")
     if not math.isfinite(mean_ks) or mean_ks < 0:
         raise ValueError(f"mean_ks must be a finite non-negative number, got {mean_ks!r}")
-    z = (math.sqrt(n) * mean_ks - KS_NULL_MEAN) / (KS_NULL_SD / math.sqrt(seeds))
-    return {"null": ks_null_mean(n), "z": z, "p": float(2 * sps.norm.sf(abs(z)))}
+    root = math.sqrt(_check_fpc(fpc))
+    z = (math.sqrt(n) * mean_ks - root * KS_NULL_MEAN) / (root * KS_NULL_SD / math.sqrt(seeds))
+    return {"null": root * ks_null_mean(n), "z": z, "p": float(2 * sps.norm.sf(abs(z)))}
 
 
-def chi2_band(chi2: float, df: int = 63, level: float = 0.99) -> tuple[float, float]:
+def chi2_band(chi2: float, df: int = 63, level: float = 0.99,
+              fpc: float = 1.0) -> tuple[float, float]:
     """The central ``level`` band of the noncentral χ² law whose noncentrality the sampled
-    ``chi2`` estimates (``max(chi2 − df, 0)``)."""
+    ``chi2`` estimates (``max(chi2 − fpc·df, 0)``)."""
     if not math.isfinite(chi2) or chi2 < 0:
         raise ValueError(f"chi2 must be a finite non-negative number, got {chi2!r}")
     if not 0 < level < 1:
         raise ValueError(f"level must be in (0, 1), got {level!r}")
-    nc = max(chi2 - df, 0.0)
-    law = sps.ncx2(df, nc) if nc > 0 else sps.chi2(df)
+    fpc = _check_fpc(fpc)
+    nc = max(chi2 - fpc * df, 0.0)
+    law = (sps.ncx2(df, nc / fpc, scale=fpc) if nc > 0 else sps.chi2(df, scale=fpc))
     lo, hi = law.ppf([(1 - level) / 2, (1 + level) / 2])
     return float(lo), float(hi)
 
@@ -72,11 +84,13 @@ def paired_p(a, b) -> float:
     return float(sps.ttest_rel(a, b).pvalue)
 
 
-def compare(winner: dict, other: dict, df: int = 63, level: float = 0.99) -> dict:
+def compare(winner: dict, other: dict, df: int = 63, level: float = 0.99,
+            fpc: float = 1.0) -> dict:
     """Two rows of a sampled stage (``chi2``, ``chi2_per_seed``): the χ² bands, whether each
     sampled χ² lies inside the other's band, the paired p-value and whether the difference is
     resolved (p below ``LEVEL``)."""
-    band_w, band_o = chi2_band(winner["chi2"], df, level), chi2_band(other["chi2"], df, level)
+    band_w, band_o = (chi2_band(winner["chi2"], df, level, fpc),
+                      chi2_band(other["chi2"], df, level, fpc))
     p = paired_p(winner["chi2_per_seed"], other["chi2_per_seed"])
     return {"winner": winner["name"], "other": other["name"], "band_winner": band_w,
             "band_other": band_o,
