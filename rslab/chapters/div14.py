@@ -111,12 +111,13 @@ def core_divide(k: float, log2=DEFAULT_FASTLOG2) -> dict:
 
 def selection_report(result) -> dict:
     """What a sampled search (``search.run_search``) separates. ``ks``: each finalist's mean
-    per-seed KS against the null law; ``chi2``: the finals' winner against every other
-    finalist (bands, paired p-value, resolved or not); ``dropped``: screened-out candidates
+    per-seed KS against the null law, beside its exact KS distance and λ; ``chi2``: the
+    finals' winner against every other finalist (bands, paired p-value, resolved or not);
+    ``dropped``: screened-out candidates
     whose exact λ is below the winner's, with their KS and χ² ranks at screening."""
     cfg = result.config
     fpc = mc.stream_fpc(cfg.samples_per_seed, cfg.rng)
-    ks = [{"name": r["name"], "mean_ks": r["mean_ks"],
+    ks = [{"name": r["name"], "mean_ks": r["mean_ks"], "exact_ks": r["exact_ks"], "lam": r["lam"],
            **separation.ks_against_null(r["mean_ks"], cfg.samples_per_seed, r["seeds"], fpc)}
           for r in result.finals]
     winner = result.finals[0]
