@@ -325,11 +325,26 @@ class LatticeLaw:
     # the exact law
     def atoms(self) -> tuple[np.ndarray, np.ndarray]:
         """Sorted distinct values of g and their exact probabilities."""
-        return self.atom_values, np.diff(self.ends, prepend=-1) / LATTICE_SIZE
+        return self.atom_values, self._atom_probs
+
+    @functools.cached_property
+    def _atom_probs(self) -> np.ndarray:
+        probs = np.diff(self.ends, prepend=-1) / LATTICE_SIZE
+        probs.setflags(write=False)
+        return probs
+
+    @functools.cached_property
+    def atom_values64(self) -> np.ndarray:
+        """``atom_values`` in float64 (read-only), once: a float32 array searched with float64
+        keys would be converted on every search."""
+        values = self.atom_values.astype(np.float64)
+        values.setflags(write=False)
+        return values
 
     def lattice_at_most(self, y) -> np.ndarray:
         """How many lattice points give g ≤ y (int64, for each y)."""
-        below = np.searchsorted(self.atom_values, np.asarray(y, dtype=np.float64), side="right")
+        below = np.searchsorted(self.atom_values64, np.asarray(y, dtype=np.float64),
+                                side="right")
         return np.where(below > 0, self.ends[below - 1].astype(np.int64) + 1, 0)
 
     def bin_probabilities(self) -> np.ndarray:

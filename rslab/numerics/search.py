@@ -184,6 +184,9 @@ def search_config(scale: str | None = None, **changes) -> SearchConfig:
         samples_per_seed=by_scale(2**20, 10**8, 10**8, scale),
         finalists=by_scale(1, 4, 4, scale),
         grid=tuple(fine_grid(2.0, 16.0, by_scale(2.0, 1 / 4, 1 / 16, scale))),
+        # a quick search's tasks are too small to repay starting processes and sending them
+        # the lattice: it runs in this process
+        processes=by_scale(1, default_workers(), default_workers(), scale),
     )
     return base.replace(**changes)
 

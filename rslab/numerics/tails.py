@@ -80,11 +80,12 @@ def tail_token_win(law: LatticeLaw, delta: float, m: int = VOCAB - 1) -> float:
         raise ValueError(f"delta must be finite, got {delta}")
     if isinstance(m, bool) or not isinstance(m, (int, np.integer)) or m < 1:
         raise ValueError(f"m must be a positive integer, got {m!r}")
-    values, probs = law.atoms()
+    _, probs = law.atoms()
+    values = law.atom_values64
     reach = values[-1] if np.isposinf(values[-1]) else largest_finite(law)
     # only top-token noise x with x + delta below the tail's reach can lose
-    live = values.astype(np.float64) + delta < reach
-    x, p = values[live].astype(np.float64), probs[live]
+    live = values + delta < reach
+    x, p = values[live], probs[live]
     s = law_sf(law, x + delta)
     lose_each = -np.expm1(m * np.log1p(-s))  # 1 − (1 − s)^m, accurate for tiny s
     return float(np.sum(p * lose_each))
