@@ -17,7 +17,7 @@ For ``vld v0, [s5 + 6144] ; vpop v2 ; vmul.f32 v1, v1, v63`` it reads::
     def issue(pc, t, cause):
         if ready[r0] > t:  # raw
             t, cause = ready[r0], RAW
-        ... (r1, r2, r3 alike)
+        ... (r1, r2 alike)
         if ld_ports[0] > t:  # bank-conflict
             t, cause = ld_ports[0], BANK
         if len(fifo) < 1:

@@ -169,9 +169,10 @@ def _initial_registers(config, n_scratch, vregs, sregs):
 @contextmanager
 def _collector_paused():
     """Python's cyclic garbage collector paused, if it runs. A run allocates tens of thousands
-    of objects that form no cycles (op closures, issue functions, trace records), and each
-    time they cross a collection threshold the collector traverses the process's objects: on
-    the sampler, a tenth to a third of the run. It runs again when the run is done."""
+    of objects that form no cycles (op closures, issue functions, trace records); as they
+    cross the collector's thresholds it scans them again and again, now and then with every
+    object of the process (a tenth of a second on the sampler). Paused, it catches up once,
+    after the run."""
     if not gc.isenabled():
         yield
         return
