@@ -1,10 +1,10 @@
 """Pre-decoding: every program entry becomes a record the simulator's issue loop reads by name.
 
 A bundle becomes a :class:`CompiledBundle`: the register ids it reads and
-writes (with each write's latency), whether it is plain (in-order and ``raw``
-constraints, no effect but its ops), the bank-conflict degree of each load and
+writes (with each write's latency), the bank-conflict degree of each load and
 store, its SFU pushes and pops, its DMA work, its branch, and the closures that
-execute its ops (:mod:`rslab.machine.units`, one small interpreter per unit).
+execute its ops (:mod:`rslab.machine.units`, one small interpreter per unit); the
+simulator binds each to an issue function (:mod:`rslab.machine.issue`).
 Each op also gets an :class:`OpInfo` for the trace. Bundles with the same text
 share one decoded form (kernels repeat their loop bodies).
 """
@@ -36,9 +36,6 @@ class CompiledBundle:
     run: tuple
     """Closures executing the ops in bundle order, then those copying scratch destinations
     back (a register read and written in one bundle), in order."""
-    plain: bool
-    """It issues under in-order and ``raw`` alone, and its issue only runs its ops: no SFU
-    push or pop, memory port, DMA wait, DMA or branch."""
     loads: tuple
     """Bank-conflict degree k of each load (it holds its port k cycles)."""
     stores: tuple
@@ -53,8 +50,6 @@ class CompiledBundle:
     """(dst sreg, src sreg, length sreg, tag, op text) of each ``dma``."""
     branch: tuple | None
     """(kind 0 jmp / 1 bz / 2 bnz, tested sreg, target pc), or None."""
-    sfu: bool
-    """The bundle pushes to or pops from the SFU."""
 
 
 def gather(values: list, index: np.ndarray) -> list:
@@ -68,8 +63,10 @@ def gather(values: list, index: np.ndarray) -> list:
 class Decoded(NamedTuple):
     """A program decoded for one machine and register file."""
 
-    compiled: list
-    """Per pc: its ``CompiledBundle``, ``LoopEntry``, ``EndLoop`` or ``Halt``."""
+    bundles: list
+    """Per distinct bundle: its ``CompiledBundle``."""
+    directives: dict
+    """pc → its ``LoopEntry``, ``EndLoop`` or ``Halt``."""
     infos: list
     """Per distinct bundle: the ``OpInfo`` of each of its ops."""
     uses: list
@@ -81,6 +78,14 @@ class Decoded(NamedTuple):
         """``per_bundle`` values (one per distinct bundle) by pc, ``directive`` at
         directives."""
         return gather([*per_bundle, directive], self.index)
+
+    def steps(self, per_bundle: list) -> list:
+        """Per pc: the value of ``per_bundle`` (one per distinct bundle) for its bundle, or its
+        directive."""
+        out = self.per_pc(per_bundle, None)
+        for pc, d in self.directives.items():
+            out[pc] = d
+        return out
 
     def issues(self, counts: list) -> np.ndarray:
         """Issues of each distinct bundle (int64), from ``counts``, the issues per pc."""
@@ -228,14 +233,10 @@ class Decoder:
                                else None))
         srcs = tuple(sorted({self.uid(r) for rs in reads for r in rs}))
         loads, stores = tuple(parts["loads"]), tuple(parts["stores"])
-        pushes, pops = tuple(parts["pushes"]), tuple(parts["pops"])
-        sfu = bool(pushes or pops)
-        plain = not (sfu or loads or stores or parts["dmawait"] is not None or parts["dmas"]
-                     or parts["branch"])
         compiled = CompiledBundle(
-            srcs, tuple(parts["writes"]), tuple(parts["execs"]) + tuple(post), plain,
-            loads, stores, pushes, pops, parts["dmawait"], tuple(parts["dmas"]),
-            parts["branch"], sfu)
+            srcs, tuple(parts["writes"]), tuple(parts["execs"]) + tuple(post), loads, stores,
+            tuple(parts["pushes"]), tuple(parts["pops"]), parts["dmawait"],
+            tuple(parts["dmas"]), parts["branch"])
         return compiled, info, use
 
     def op(self, pc, op, d, parts) -> int | None:
@@ -300,10 +301,7 @@ class Decoder:
                 placed[pc] = self.loop(pc, e)
             else:
                 placed[pc] = EndLoop() if e.kind == "endloop" else Halt()
-        per_pc = gather([*compiled, None], index)
-        for pc, d in placed.items():
-            per_pc[pc] = d
-        return Decoded(per_pc, infos, uses, index)
+        return Decoded(compiled, placed, infos, uses, index)
 
     def loop(self, pc, e) -> LoopEntry:
         kind, value = e.count

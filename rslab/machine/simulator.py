@@ -37,16 +37,20 @@ in batches when first popped (the functions are elementwise, so batching
 changes no bit).
 """
 
+import gc
 from collections import deque
+from contextlib import contextmanager
+from types import FunctionType
 
 import numpy as np
 
 from rslab.machine.asm import Program
 from rslab.machine.config import MachineConfig
-from rslab.machine.decode import CompiledBundle, Decoder, Halt, LoopEntry
+from rslab.machine.decode import Decoder, Halt, LoopEntry
 from rslab.machine.errors import MachineError
+from rslab.machine.issue import bind
 from rslab.machine.memory import build_memory
-from rslab.machine.stalls import BANK, BRANCH, CAUSES, DMA, FULL, HOLD, RAW, WAIT
+from rslab.machine.stalls import BRANCH, CAUSES, RAW
 from rslab.machine.trace import Trace, summary
 from rslab.machine.units import MASK32, Context, OpFault
 
@@ -162,6 +166,23 @@ def _initial_registers(config, n_scratch, vregs, sregs):
     return R, S
 
 
+@contextmanager
+def _collector_paused():
+    """Python's cyclic garbage collector paused, if it runs. A run allocates tens of thousands
+    of objects that form no cycles (op closures, issue functions, trace records); as they
+    cross the collector's thresholds it scans them again and again, now and then with every
+    object of the process (a tenth of a second on the sampler). Paused, it catches up once,
+    after the run."""
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
 def simulate(program: Program, config: MachineConfig | None = None, vmem=None, hbm=None,
              trace: bool = False, *, sregs=None, vregs=None,
              max_steps: int = DEFAULT_MAX_STEPS) -> Run:
@@ -188,10 +209,11 @@ def simulate(program: Program, config: MachineConfig | None = None, vmem=None, h
     M = build_memory(vmem, config.vmem_bytes, "vmem")
     H = build_memory(hbm, None, "hbm")
     ctx = Context(R, S, M, H)
-    decoded = Decoder(program, config, ctx, n_scratch).decode()
-    core = _Core(program, config, ctx, decoded.compiled, n_scratch, trace)
-    with np.errstate(all="ignore"):
-        core.execute(max_steps)
+    with _collector_paused():
+        decoded = Decoder(program, config, ctx, n_scratch).decode()
+        core = _Core(program, config, ctx, decoded, n_scratch, trace)
+        with np.errstate(all="ignore"):
+            core.execute(max_steps)
     counts = core.counts
     issues = decoded.issues(counts).tolist()
     ops = sum(c * len(s) for c, s in zip(issues, decoded.infos, strict=True))
@@ -216,25 +238,25 @@ class _Core:
 
     State: the scoreboard (``ready`` cycle per register id), the load and store
     ports (the cycle each is free again, ascending), the SFU (the cycle the hold
-    ends; the FIFO: each entry's ready cycle and function, the operands in a ring
-    of rows indexed by push count, the results computed so far; the ``credits``:
-    cycles at which popped entries free their slot), the DMA engine and tags, and
-    the hardware-loop stack. ``issue_cycle`` evaluates the constraints of the issue model
-    other than in-order and ``raw``, each named by its stall cause.
+    ends; the FIFO: each entry's ready cycle in ``fifo``, its operand row and function
+    in a ring indexed by push count, ``results`` computed and not yet popped; the
+    ``credits``: cycles at which popped entries free their slot), the DMA engine and tags, and
+    the hardware-loop stack. ``steps`` holds, per pc, the bundle's issue function
+    (:mod:`rslab.machine.issue`: its constraints, each named by its stall cause, its effects
+    and scoreboard writes) or the directive.
     """
 
-    def __init__(self, program, config, ctx, compiled, n_scratch, tracing):
+    def __init__(self, program, config, ctx, decoded, n_scratch, tracing):
         self.program, self.config, self.ctx = program, config, ctx
-        self.compiled = [*compiled, Halt()]  # running off the end is a halt
         self.ready = [0] * (config.vregs + config.sregs + 2 * n_scratch)
         self.stalls = [0] * len(CAUSES)
         self.ld_ports = [0] * config.slots["ld"]
         self.st_ports = [0] * config.slots["st"]
         self.sfu_free = 0
-        self.fifo, self.fifo_fns, self.credits = deque(), deque(), deque()
+        self.fifo, self.credits, self.results = deque(), deque(), deque()
         self.ring = np.empty((_RING_DEPTHS * config.fifo_depth, config.lanes), np.float32)
-        self.pushed = self.popped = self.resolved = self.results_start = 0
-        self.results = None
+        self.ring_rows, self.ring_fns = list(self.ring), [None] * len(self.ring)
+        self.pushed = self.resolved = 0
         self.lanes, self.sfu_hold, self.fifo_depth = (config.lanes, config.sfu_hold,
                                                       config.fifo_depth)
         self.lat_pop, self.lat_sfu = config.latency["pop"], config.latency["sfu"]
@@ -242,10 +264,12 @@ class _Core:
         self.dma_all = self.dma_free = 0
         self.stack = []
         self.iters = ()  # iteration of each active loop, outermost first
-        self.counts = [0] * len(self.compiled)
         self.records = [] if tracing else None
         self.dma_events = [] if tracing else None
         self.t = self.bundles = self.directives = 0
+        # per pc, the issue function of its bundle or its directive; running off the end halts
+        self.steps = [*decoded.steps([bind(b, self) for b in decoded.bundles]), Halt()]
+        self.counts = [0] * len(self.steps)
 
     def error(self, message: str, pc: int, cycle, text: str | None = None) -> MachineError:
         """A ``MachineError`` naming the source line, pc and op text of entry ``pc``."""
@@ -253,13 +277,14 @@ class _Core:
         return MachineError(message, pc, cycle, entry.text if text is None and entry else
                             text or "", entry.line if entry else None)
 
-    # -------------------------------------------------------------- the constraints
-    def _wait_fifo_space(self, b: CompiledBundle, t: int, pc: int) -> int:
-        """fifo-full: the pushes find free FIFO entries (pops free theirs after the pop latency)."""
+    # -------------------------------------------------------------- the SFU, for issue functions
+    def fifo_space(self, n: int, t: int, pc: int) -> int:
+        """fifo-full: the cycle from which ``n`` pushes find free FIFO entries (pops free
+        theirs after the pop latency)."""
         credits, depth = self.credits, self.fifo_depth
         while credits and credits[0] <= t:
             credits.popleft()
-        need = len(self.fifo) + len(credits) + len(b.pushes) - depth
+        need = len(self.fifo) + len(credits) + n - depth
         if need <= 0:
             return 0
         if need > len(credits):
@@ -267,96 +292,30 @@ class _Core:
                              "no earlier pop frees; the in-order core would deadlock", pc, t)
         return credits[need - 1]
 
-    def issue_cycle(self, b: CompiledBundle, pc: int, t: int, cause: int) -> tuple[int, int]:
-        """The issue cycle of bundle ``b`` and the cause that binds, given ``t`` and ``cause``
-        of the in-order, branch and ``raw`` constraints: the max over those and the
-        constraints of the bundle's ports, SFU and DMA, the first in tie order on a tie."""
-        if b.loads:  # bank-conflict: enough load ports are free
-            x = self.ld_ports[len(b.loads) - 1]
-            if x > t:
-                t, cause = x, BANK
-        if b.stores:  # bank-conflict: enough store ports are free
-            x = self.st_ports[len(b.stores) - 1]
-            if x > t:
-                t, cause = x, BANK
-        if b.pushes:
-            if self.sfu_free > t:  # sfu-hold: the hold after the previous push has ended
-                t, cause = self.sfu_free, HOLD
-            x = self._wait_fifo_space(b, t, pc)
-            if x > t:
-                t, cause = x, FULL
-        if b.pops:  # sfu-wait: the results the pops take have left the SFU
-            if len(self.fifo) < len(b.pops):
-                raise self.error("vpop on an empty SFU FIFO with nothing in flight (deadlock)",
-                                 pc, t)
-            x = self.fifo[len(b.pops) - 1]
-            if x > t:
-                t, cause = x, WAIT
-        if b.dmawait is not None:  # dma-wait: the DMAs of the waited tag (or all) are done
-            x = self.dma_all if b.dmawait < 0 else self.dma_tag[b.dmawait]
-            if x > t:
-                t, cause = x, DMA
-        return t, cause
+    def empty_fifo(self, pc: int, t: int) -> MachineError:
+        """The error of a pop that no result in flight can satisfy."""
+        return self.error("vpop on an empty SFU FIFO with nothing in flight (deadlock)", pc, t)
 
-    # -------------------------------------------------------------- effects of an issue
-    def _effects(self, b: CompiledBundle, pc: int, t: int) -> bool:
-        """Run the ops of a bundle that is not plain, with its SFU, port, DMA and branch
-        effects; returns whether its branch is taken."""
-        taken = False
-        if b.branch is not None:  # tested before the bundle's ops write the register
-            kind, reg, _ = b.branch
-            taken = kind == 0 or (self.ctx.S[reg] == 0) == (kind == 1)
-        if b.sfu:
-            self._sfu(b, t)
-        for f in b.run:
-            f()
-        if b.loads:
-            _book(self.ld_ports, b.loads, t)
-        if b.stores:
-            _book(self.st_ports, b.stores, t)
-        if b.dmas:
-            self._start_dmas(b, t, pc)
-        return taken
-
-    def _sfu(self, b: CompiledBundle, t: int):
-        """Pops take the FIFO head (computing pending results in batches); pushes enqueue."""
-        fifo, fns = self.fifo, self.fifo_fns
-        for row in b.pops:
-            k = self.popped
-            if k == self.resolved:
-                self._resolve()
-            row[...] = self.results[k - self.results_start]
-            self.popped = k + 1
-            fifo.popleft()
-            fns.popleft()
-            self.credits.append(t + self.lat_pop)
-        if b.pushes:
-            ring = self.ring
-            for fn, src in b.pushes:
-                ring[self.pushed % len(ring)] = src
-                self.pushed += 1
-                fifo.append(t + self.lat_sfu)
-                fns.append(fn)
-            self.sfu_free = t + 1 + self.sfu_hold
-
-    def _resolve(self):
+    def resolve(self):
         """The results of the leading run of FIFO entries with one function, in one call (the
-        functions are elementwise, so batching changes no bit)."""
-        fns = self.fifo_fns
-        fn, n = fns[0], 1
-        while n < len(fns) and fns[n] is fn:
+        functions are elementwise, so batching changes no bit); called by a pop that finds
+        no result computed."""
+        fns, size, k = self.ring_fns, len(self.ring_fns), self.resolved
+        fn, n = fns[k % size], 1
+        while n < len(self.fifo) and fns[(k + n) % size] is fn:
             n += 1
-        ring, i = self.ring, self.popped % len(self.ring)
-        src = ring[i:i + n] if i + n <= len(ring) else np.concatenate(
-            (ring[i:], ring[:i + n - len(ring)]))
-        self.results = np.asarray(fn(src.reshape(-1)), dtype=np.float32).reshape(n, self.lanes)
-        self.results_start, self.resolved = self.popped, self.popped + n
+        ring, i = self.ring, k % size
+        src = ring[i:i + n] if i + n <= size else np.concatenate(
+            (ring[i:], ring[:i + n - size]))
+        out = np.asarray(fn(src.reshape(-1)), dtype=np.float32).reshape(n, self.lanes)
+        self.results.extend(out)
+        self.resolved = k + n
 
-    def _start_dmas(self, b: CompiledBundle, t: int, pc: int):
+    def start_dmas(self, dmas: tuple, t: int, pc: int):
         """Copy each DMA's bytes now; the engine serialises them and the tag records done."""
         S, M, H = self.ctx.S, self.ctx.M, self.ctx.H
         cfg = self.config
-        for sd, ss, sl, tag, text in b.dmas:
+        for sd, ss, sl, tag, text in dmas:
             d, s, n = S[sd], S[ss], S[sl]
             if d & 3 or s & 3 or n & 3:
                 raise OpFault(f"dma addresses and length must be multiples of 4 "
@@ -378,44 +337,32 @@ class _Core:
     def execute(self, max_steps: int):
         """Run from pc 0 to ``halt`` (or the end); ``self.t`` ends as the halt cycle.
 
-        One bundle's issue is written out here rather than in calls, as it is the
-        simulator's hot path: its cycle (``raw`` here, the other constraints in
-        ``issue_cycle``), its ops and effects, the stall charged to the binding cause, the
-        scoreboard, the trace record, the step budget and the next pc.
+        One bundle's issue: its function (:mod:`rslab.machine.issue`) returns the cycle at
+        which every constraint holds, given ``floor`` (in order, and the branch penalty
+        after a taken branch), the binding cause and the taken branch's target, having run
+        the ops and effects and written the scoreboard; here the stall is charged to that
+        cause, then come the trace record, the step budget and the next pc.
         """
         self.max_steps = max_steps
-        compiled, ready, stalls, counts = self.compiled, self.ready, self.stalls, self.counts
-        issue_cycle, effects, records = self.issue_cycle, self._effects, self.records
+        program, stalls, counts, records = self.steps, self.stalls, self.counts, self.records
         penalty = self.config.branch_penalty
         pc = base = floor = t = steps = 0
         fcause = -1
         try:
             while True:
-                b = compiled[pc]
-                if type(b) is not CompiledBundle:
+                issue = program[pc]
+                if type(issue) is not FunctionType:
                     self.t = t
-                    pc, floor, fcause, steps = self._directive(b, pc, floor, fcause, base,
-                                                               steps)
+                    pc, floor, fcause, steps = self._directive(issue, pc, floor, fcause,
+                                                               base, steps)
                     if pc < 0:
                         return
                     continue
-                t, cause = floor, fcause
-                for r in b.srcs:  # raw
-                    if ready[r] > t:
-                        t, cause = ready[r], RAW
-                if b.plain:
-                    for f in b.run:
-                        f()
-                    taken = False
-                else:
-                    t, cause = issue_cycle(b, pc, t, cause)
-                    taken = effects(b, pc, t)
+                t, cause, jump = issue(pc, floor, fcause)
                 if t > base:
                     stalls[cause] += t - base
                 else:
                     cause = -1
-                for r, lat in b.writes:
-                    ready[r] = t + lat
                 counts[pc] += 1
                 if records is not None:
                     records.append((t, pc, t - base, cause, self.iters))
@@ -423,12 +370,12 @@ class _Core:
                 if steps >= max_steps:
                     self._out_of_steps(pc, t)
                 base = t + 1
-                if taken:
-                    pc, floor, fcause = b.branch[2], base + penalty, BRANCH
-                else:
+                if jump < 0:
                     pc, floor, fcause = pc + 1, base, -1
+                else:
+                    pc, floor, fcause = jump, base + penalty, BRANCH
         except OpFault as fault:
-            raise self.error(fault.message, pc, t, fault.text) from None
+            raise self.error(fault.message, pc, fault.cycle, fault.text) from None
         finally:
             self.bundles = steps - self.directives
 
@@ -492,13 +439,3 @@ class _Core:
         """The run's last cycle: halt, or later when everything in flight has completed."""
         return max(self.t, self.dma_all, *self.ld_ports, *self.st_ports, *self.ready, *self.fifo)
 
-
-def _book(ports: list, holds: tuple, t: int):
-    """The load or store ports (free-again cycles, ascending) each access holds (its conflict
-    degree, ``holds``) from ``t``: the earliest free ones."""
-    if len(holds) == 1:
-        ports[0] = t + holds[0]
-    else:
-        ports[:len(holds)] = [t + k for k in holds]
-    if len(ports) > 1:
-        ports.sort()

@@ -20,11 +20,13 @@ MASK32 = 0xFFFFFFFF
 
 
 class OpFault(Exception):
-    """A runtime fault inside one op; the simulator turns it into a ``MachineError``."""
+    """A runtime fault inside one op; the simulator turns it into a ``MachineError`` at
+    ``cycle``."""
 
     def __init__(self, message: str, text: str = ""):
         super().__init__(message)
         self.message, self.text = message, text
+        self.cycle = None  # the faulting bundle's issue cycle, set by its issue function
 
 
 class Context:

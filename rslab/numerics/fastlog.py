@@ -466,8 +466,9 @@ class FastExp2:
     def __call__(self, x) -> np.ndarray:
         x = _as_f32(x)
         xd = x.astype(np.float64).reshape(-1)
-        if not xd.size or (np.minimum.reduce(xd) >= -126 and np.maximum.reduce(xd) < 128):
-            return self._finite(xd).reshape(x.shape)  # the usual case: no NaN, inf or range
+        magnitudes = np.bitwise_and(x.reshape(-1).view(np.uint32), _ABS_BITS)
+        if not xd.size or np.maximum.reduce(magnitudes) <= _BITS_126:
+            return self._finite(xd).reshape(x.shape)  # the usual case: |x| ≤ 126, no NaN
         fin = (xd >= -126) & (xd < 128)  # false for ±inf and NaN too
         out = np.zeros(xd.shape, np.float32)
         out[fin] = self._finite(xd[fin])
@@ -508,6 +509,9 @@ class FastExp2:
         return m.astype(np.float32)
 
 
+_ABS_BITS = np.array(0x7FFFFFFF, np.uint32)
+_BITS_126 = np.float32(126).view(np.uint32)
+"""float32 bits of 126: ``|x| ≤ 126`` ⟺ ``x``'s bits without the sign are at most these."""
 _TWO32 = np.array(2.0**32)
 _TOP32 = np.array(2**32 - 1, np.int64)
 _SIX = np.array(6, np.int64)
