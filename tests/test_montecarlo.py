@@ -107,6 +107,12 @@ def test_sampled_chi2_follows_the_law_predicted_by_the_exact_lambda(name):
     assert abs(res.chi2_per_seed.mean() - per_seed.mean()) < 5 * per_seed.std() / 2
 
 
+def test_the_predicted_law_narrows_with_the_finite_population_factor():
+    law, narrow = mc.predicted_chi2(1e-6, 10**8), mc.predicted_chi2(1e-6, 10**8, fpc=0.5)
+    assert narrow.mean() == pytest.approx(0.5 * 63 + 100) and law.mean() == pytest.approx(163)
+    assert narrow.std() < law.std()
+
+
 def test_ks_of_sample_agrees_with_scipy():
     from scipy import stats as sps
 
@@ -132,6 +138,7 @@ def test_ks_of_sample_agrees_with_scipy():
     (lambda: mc.LatticeLaw.build("x", np.zeros(10, np.float32)), "2\\^24"),
     (lambda: mc.LatticeLaw.build("x", np.full(mc.LATTICE_SIZE, np.nan, np.float32)), "NaN"),
     (lambda: mc.predicted_chi2(-1.0, 10), "lam"),
+    (lambda: mc.predicted_chi2(1e-6, 10, fpc=1.5), "fpc"),
     (lambda: mc.predicted_chi2(1e-6, 0), "n"),
     (lambda: mc.ks_from_atoms([1.0], [0]), "at least one"),
 ])

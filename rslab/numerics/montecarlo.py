@@ -362,13 +362,17 @@ class LatticeLaw:
         return atoms_ks(self.atom_cdf, self.ends)
 
 
-def predicted_chi2(lam: float, n: int, n_bins: int = N_BINS):
-    """The law of the χ² of n samples with noncentrality λ: ``scipy.stats.ncx2(bins-1, n·λ)``."""
+def predicted_chi2(lam: float, n: int, n_bins: int = N_BINS, fpc: float = 1.0):
+    """The law of the χ² of n samples with noncentrality λ: ``scipy.stats.ncx2(bins-1, n·λ)``
+    for independent draws; ``fpc · ncx2(bins-1, n·λ/fpc)`` for draws whose counts vary less by
+    the finite-population factor ``fpc`` (``stream_fpc`` of the words per seed)."""
     if not np.isfinite(lam) or lam < 0:
         raise ValueError(f"lam must be a finite non-negative number, got {lam}")
     if n <= 0:
         raise ValueError(f"n must be positive, got {n}")
-    return sps.ncx2(n_bins - 1, n * lam)
+    if not 0 < fpc <= 1:
+        raise ValueError(f"fpc must be in (0, 1], got {fpc}")
+    return sps.ncx2(n_bins - 1, n * lam / fpc, scale=fpc)
 
 
 # --------------------------------------------------------------------------- runs
