@@ -161,7 +161,7 @@ def invcdf_montecarlo(target, samples: int, *, seed: int = 1, noise: str = "u24"
     chi_target = float(((drawn - samples * p) ** 2 / (samples * p)).sum())
     lam = float(((exact - p) ** 2 / p).sum())
     fpc = mc.stream_fpc(samples)
-    predicted = sps.ncx2(target.vocab - 1, samples * lam / fpc, scale=fpc)
+    predicted = mc.predicted_chi2(lam, samples, n_bins=target.vocab, fpc=fpc)
     return {"samples": samples, "drawn_where_exact_is_zero": int(drawn[~live].sum()),
             "fpc": fpc, "chi2_exact": chi_exact, "df_exact": df,
             "p_exact": float(sps.chi2.sf(chi_exact / fpc, df)),

@@ -33,6 +33,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -405,12 +406,13 @@ IN_MAKE_TEST = ("machine", "div8", "results")
 live-test`` opens every chapter of ``CHAPTERS``."""
 
 
-@pytest.mark.parametrize("chapter", [c if c in IN_MAKE_TEST else
-                                     pytest.param(c, marks=pytest.mark.live_extra)
-                                     for c in CHAPTERS])
-def test_chapter_recomputes_live(chapter, lab, browser):
+@contextmanager
+def chapter_run(lab, browser, chapter: str, page_name: str):
+    """The chapter double-clicked in a fresh workspace and run as a reader runs it (Run All
+    timed and recorded, no raw MyST in its rendered Markdown); yields the page and the
+    chapter's source for the caller's checks, then saves and checks that the tree is as it
+    was, and closes the page and its kernel."""
     url, token = lab
-    page_name, label, typed, status_text, expected = CHAPTERS[chapter]
     before = (book_status(), (ROOT / "book" / page_name).read_bytes())
     context = browser.new_context(viewport={"width": 1280, "height": 1000})
     page = context.new_page()
@@ -420,12 +422,25 @@ def test_chapter_recomputes_live(chapter, lab, browser):
         seconds = run_all_cells(page, page_name)
         SHOTS.mkdir(parents=True, exist_ok=True)
         record_run_all(chapter, seconds)
-        assert page.locator(".rslab-static").first.is_hidden(), \
-            "the precomputed selectors show in Jupyter (they are for the static page)"
-        source = (ROOT / "book" / page_name).read_text()
         prose = rendered_markdown(page)
         raw = [r for r in RAW_MYST if r in prose]
         assert not raw, f"{chapter}: raw MyST in the rendered Markdown: {raw}"
+        yield page, (ROOT / "book" / page_name).read_text()
+        save_and_check_the_tree_is_clean(page, chapter, page_name, before)
+    finally:
+        context.close()
+        for session in api(url, token, "api/sessions"):
+            api(url, token, f"api/sessions/{session['id']}", method="DELETE")
+
+
+@pytest.mark.parametrize("chapter", [c if c in IN_MAKE_TEST else
+                                     pytest.param(c, marks=pytest.mark.live_extra)
+                                     for c in CHAPTERS])
+def test_chapter_recomputes_live(chapter, lab, browser):
+    page_name, label, typed, status_text, expected = CHAPTERS[chapter]
+    with chapter_run(lab, browser, chapter, page_name) as (page, source):
+        assert page.locator(".rslab-static").first.is_hidden(), \
+            "the precomputed selectors show in Jupyter (they are for the static page)"
         check_sentence(page, chapter)
         check_solutions_hidden(page, chapter, source)
         figure = live_figure_with(page, label)
@@ -452,11 +467,6 @@ def test_chapter_recomputes_live(chapter, lab, browser):
         if target and chapter == "machine":
             Path(target).parent.mkdir(parents=True, exist_ok=True)
             page.screenshot(path=target)
-        save_and_check_the_tree_is_clean(page, chapter, page_name, before)
-    finally:
-        context.close()
-        for session in api(url, token, "api/sessions"):
-            api(url, token, f"api/sessions/{session['id']}", method="DELETE")
 
 
 RUN_ALL_ONLY = {"intro": "intro.md", "algorithm": "01_algorithm.md", "dataflow": "03_dataflow.md",
@@ -470,25 +480,6 @@ all its cells and records the time beside the live chapters'."""
 def test_chapter_runs_all_as_the_book_reads(chapter, lab, browser):
     from rslab.chapters.prose import solutions
 
-    url, token = lab
-    page_name = RUN_ALL_ONLY[chapter]
-    before = (book_status(), (ROOT / "book" / page_name).read_bytes())
-    context = browser.new_context(viewport={"width": 1280, "height": 1000})
-    page = context.new_page()
-    try:
-        open_by_double_click(page, f"{url}lab/workspaces/{chapter}?reset&token={token}",
-                             page_name)
-        seconds = run_all_cells(page, page_name)
-        SHOTS.mkdir(parents=True, exist_ok=True)
-        record_run_all(chapter, seconds)
-        prose = rendered_markdown(page)
-        raw = [r for r in RAW_MYST if r in prose]
-        assert not raw, f"{chapter}: raw MyST in the rendered Markdown: {raw}"
-        source = (ROOT / "book" / page_name).read_text()
+    with chapter_run(lab, browser, chapter, RUN_ALL_ONLY[chapter]) as (page, source):
         if solutions(source):
             check_solutions_hidden(page, chapter, source)
-        save_and_check_the_tree_is_clean(page, chapter, page_name, before)
-    finally:
-        context.close()
-        for session in api(url, token, "api/sessions"):
-            api(url, token, f"api/sessions/{session['id']}", method="DELETE")
