@@ -39,13 +39,10 @@ from scipy import stats as sps
 from rslab.executors import LocalProcesses, Serial
 from rslab.numerics.gumbel import lattice, on_lattice
 from rslab.numerics.rng import (
-    HW_KEY_SALT,
     UNIFORM_BITS,
-    mix32,
-    mix32_inplace,
+    hw_random_words_into,
     philox4x32,
     uniform_from_words,
-    weyl,
 )
 from rslab.numerics.stats import bin_edges, chi2_from_counts, gumbel2_cdf
 
@@ -188,9 +185,7 @@ def _hw_words(seed: int, start: int, out: np.ndarray, tmp: np.ndarray | None = N
     """Words ``start .. start + out.size − 1`` of the hw stream of ``seed``, written into ``out``:
     ``hw_random_words(seed, i) = mix32(i·γ + mix32(seed ^ salt))``, in place."""
     np.add(_counter_ramp(out.size), np.uint32(start), out=out)
-    weyl(out, out)
-    out += mix32(np.uint32(seed) ^ HW_KEY_SALT)
-    return mix32_inplace(out, tmp)
+    return hw_random_words_into(seed, out, out, tmp)
 
 
 @functools.lru_cache(maxsize=2)

@@ -120,7 +120,7 @@ def hw_random_words(key, counter) -> np.ndarray:
 
 def weyl(counter: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     """``counter · γ`` mod 2^32 (uint32, into ``out`` if given): the Weyl sequence's term."""
-    return np.multiply(counter, _WEYL, out) if out is not None else np.multiply(counter, _WEYL)
+    return np.multiply(counter, _WEYL, out=out)
 
 
 @functools.lru_cache(maxsize=256)
@@ -131,12 +131,11 @@ def hw_key_word(key: int) -> np.ndarray:
 
 
 def hw_random_words_into(key: int, counter: np.ndarray, out: np.ndarray,
-                         tmp: np.ndarray) -> np.ndarray:
+                         tmp: np.ndarray | None = None) -> np.ndarray:
     """``hw_random_words(key, counter)`` written into ``out`` (uint32 arrays of the counter's
-    shape, ``tmp`` a scratch one; the key a Python int; no validation: the simulator's
-    per-op path)."""
-    np.multiply(counter, _WEYL, out)
-    np.add(out, hw_key_word(key), out)
+    shape, ``counter`` may be ``out``; ``tmp`` a scratch one, else allocated; the key a Python
+    int; no validation: the simulator's per-op path)."""
+    np.add(weyl(counter, out), hw_key_word(key), out)
     return mix32_inplace(out, tmp)
 
 
