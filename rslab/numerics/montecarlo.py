@@ -34,7 +34,6 @@ import time
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy import stats as sps
 
 from rslab.executors import LocalProcesses, Serial
 from rslab.numerics.gumbel import lattice, on_lattice
@@ -44,7 +43,7 @@ from rslab.numerics.rng import (
     philox4x32,
     uniform_from_words,
 )
-from rslab.numerics.stats import bin_edges, chi2_from_counts, gumbel2_cdf
+from rslab.numerics.stats import bin_edges, chi2_from_counts, chi2_law, gumbel2_cdf
 
 LATTICE_SIZE = 2**UNIFORM_BITS
 N_BINS = 64
@@ -365,9 +364,7 @@ def predicted_chi2(lam: float, n: int, n_bins: int = N_BINS, fpc: float = 1.0):
         raise ValueError(f"lam must be a finite non-negative number, got {lam}")
     if n <= 0:
         raise ValueError(f"n must be positive, got {n}")
-    if not 0 < fpc <= 1:
-        raise ValueError(f"fpc must be in (0, 1], got {fpc}")
-    return sps.ncx2(n_bins - 1, n * lam / fpc, scale=fpc)
+    return chi2_law(n_bins - 1, n * lam, fpc)
 
 
 # --------------------------------------------------------------------------- runs

@@ -21,6 +21,8 @@ import math
 import numpy as np
 from scipy import stats as sps
 
+from rslab.numerics.stats import check_fpc, chi2_law
+
 KS_NULL_MEAN = math.sqrt(math.pi / 2) * math.log(2)
 """Mean of the Kolmogorov law of ``√N·D`` (unbiased noise, large N)."""
 KS_NULL_SD = math.sqrt(math.pi**2 / 12 - math.pi / 2 * math.log(2) ** 2)
@@ -40,19 +42,13 @@ def ks_null_mean(n: int) -> float:
     return KS_NULL_MEAN / math.sqrt(_check_positive(n, "n"))
 
 
-def _check_fpc(fpc) -> float:
-    if not 0 < fpc <= 1:
-        raise ValueError(f"fpc must be in (0, 1], got {fpc!r}")
-    return float(fpc)
-
-
 def ks_against_null(mean_ks: float, n: int, seeds: int, fpc: float = 1.0) -> dict:
     """The mean over ``seeds`` seeds of ``n`` draws each against the null law: the null mean,
     ``z`` and the two-sided p-value."""
     n, seeds = _check_positive(n, "n"), _check_positive(seeds, "seeds")
     if not math.isfinite(mean_ks) or mean_ks < 0:
         raise ValueError(f"mean_ks must be a finite non-negative number, got {mean_ks!r}")
-    root = math.sqrt(_check_fpc(fpc))
+    root = math.sqrt(check_fpc(fpc))
     z = (math.sqrt(n) * mean_ks - root * KS_NULL_MEAN) / (root * KS_NULL_SD / math.sqrt(seeds))
     return {"null": root * ks_null_mean(n), "z": z, "p": float(2 * sps.norm.sf(abs(z)))}
 
@@ -65,9 +61,7 @@ def chi2_band(chi2: float, df: int = 63, level: float = 0.99,
         raise ValueError(f"chi2 must be a finite non-negative number, got {chi2!r}")
     if not 0 < level < 1:
         raise ValueError(f"level must be in (0, 1), got {level!r}")
-    fpc = _check_fpc(fpc)
-    nc = max(chi2 - fpc * df, 0.0)
-    law = (sps.ncx2(df, nc / fpc, scale=fpc) if nc > 0 else sps.chi2(df, scale=fpc))
+    law = chi2_law(df, max(chi2 - fpc * df, 0.0), fpc)
     lo, hi = law.ppf([(1 - level) / 2, (1 + level) / 2])
     return float(lo), float(hi)
 

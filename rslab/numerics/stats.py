@@ -76,6 +76,22 @@ def gumbel2_ppf(p) -> np.ndarray:
 
 
 @functools.lru_cache(maxsize=16)
+def chi2_law(df: int, nc: float, fpc: float = 1.0):
+    """The law of a χ² statistic on ``df`` degrees of freedom with noncentrality ``nc``:
+    ``ncx2(df, nc)`` (``chi2(df)`` at ``nc = 0``) for independent draws, ``fpc ·
+    ncx2(df, nc/fpc)`` when every count varies less by the finite-population factor ``fpc``
+    (draws without replacement: ``montecarlo.stream_fpc``)."""
+    fpc = check_fpc(fpc)
+    return sps.ncx2(df, nc / fpc, scale=fpc) if nc > 0 else sps.chi2(df, scale=fpc)
+
+
+def check_fpc(fpc) -> float:
+    """A finite-population factor: a number in (0, 1] (``ValueError`` naming it otherwise)."""
+    if not 0 < fpc <= 1:
+        raise ValueError(f"fpc must be in (0, 1], got {fpc!r}")
+    return float(fpc)
+
+
 def _edges(k: int) -> np.ndarray:
     e = gumbel2_ppf(np.arange(1, k) / k)
     e.setflags(write=False)
