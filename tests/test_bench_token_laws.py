@@ -1,5 +1,5 @@
-"""``python -m rslab bench --only token_laws`` as a reader runs it: the worst-target table in
-text and in JSON, every draw of the sampler in it, the fixed-point draw under its guarantee."""
+"""``python -m rslab bench --only token_laws`` as a reader runs it: the worst target of every draw
+of the sampler, the fixed-point draw under its guarantee, and the table printed from them."""
 
 import json
 import subprocess
@@ -7,6 +7,7 @@ import sys
 
 import pytest
 
+from rslab.bench.token_laws import token_law_text
 from rslab.numerics import divergence_bound as db
 from rslab.numerics.fixed_invcdf import GUARANTEE
 from rslab.numerics.methods import sampler_draws, variant_name
@@ -19,24 +20,10 @@ def bench(*args):
                            *args], capture_output=True, text=True, timeout=600)
 
 
-def test_the_text_table_names_every_draws_worst_target():
-    proc = bench("--vocab", "128")
-    assert proc.returncode == 0, proc.stderr
-    lines = proc.stdout.splitlines()
-    head = next(i for i, line in enumerate(lines) if line.startswith("Worst target per draw"))
-    assert "V = 128" in lines[head]
-    assert lines[head + 1].split()[:3] == ["draw", "worst", "target"]
-    rows = {line.split()[0]: line for line in lines[head + 2:head + 2 + len(DRAWS)]}
-    assert list(rows) == DRAWS
-    chi2 = float(rows["fixed-u96"].split()[-9])
-    assert 0 <= chi2 <= GUARANTEE
-    assert any(line.startswith("The weights' own error") for line in lines)
-    assert lines[-1].startswith(f"{len(DRAWS)} draws in ") and "target ≤ 180 s" in lines[-1]
-
-
-def test_the_json_holds_the_bound_the_interval_and_the_tests_per_draw():
+def test_the_worst_target_of_every_draw_in_json_and_in_its_table():
     """An odd vocabulary (not a multiple of the 128 lanes): each draw's worst row with its
-    χ² interval, the bound's sample size 2a²/χ², and the fixed-point draw's guarantee."""
+    χ² interval, the bound's sample size 2a²/χ², the fixed-point draw's guarantee, and the
+    table the command prints from the same figures (one run: the search takes a while)."""
     proc = bench("--vocab", "300", "--json")
     assert proc.returncode == 0, proc.stderr
     t = json.loads(proc.stdout)["token_laws"]
@@ -54,3 +41,9 @@ def test_the_json_holds_the_bound_the_interval_and_the_tests_per_draw():
     assert worst["invcdf-u24"]["chi2"] > 1e3 * GUARANTEE
     assert {e["row"] for e in t["weights_error"]} and set(t["wide48_vector_cause"]) == \
         {"peaked", "zipf", "flat"}
+    lines = token_law_text({"token_laws": t}).splitlines()
+    assert lines[0].startswith("Worst target per draw over") and "V = 300" in lines[0]
+    rows = {line.split()[0]: line for line in lines[2:2 + len(DRAWS)]}
+    assert list(rows) == DRAWS
+    assert float(rows["fixed-u96"].split()[-9]) == float(f"{fixed['chi2']:.4g}")
+    assert lines[-1].startswith(f"{len(DRAWS)} draws in ") and "target ≤ 180 s" in lines[-1]

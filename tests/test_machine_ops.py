@@ -102,6 +102,17 @@ def test_unpack_and_pack_follow_the_packed_layout():
     np.testing.assert_array_equal(got >> 16, f32_to_bf16_bits(B))
 
 
+def test_bf16_bits_round_to_nearest_even_for_every_high_half():
+    """Every float32 high half with the low halves below, at, above the tie and the extremes;
+    every NaN (negative ones too) becomes the quiet NaN."""
+    high = np.arange(2**16, dtype=np.uint32)
+    for low in (0, 1, 0x7FFF, 0x8000, 0x8001, 0xFFFF):
+        x = ((high << 16) | low).view(np.float32)
+        up = (low > 0x8000) | ((low == 0x8000) & (high & 1 == 1))
+        want = np.where(np.isnan(x), 0x7FC0, (high + up) & 0xFFFF).astype(np.uint16)
+        np.testing.assert_array_equal(f32_to_bf16_bits(x), want)
+
+
 def test_conversions():
     f = np.array([0.0, 1.9, -3.0, np.nan, np.inf, -np.inf, 4.5e9, 123456.7] * 16, np.float32)
     r = vrun("vcvt.f2u v2, v1 ; vcvt.u2f v3, v4", v1=f, v4=UA)

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from rslab.machine.collector import collector_paused
 from rslab.machine.isa import BRANCH_OPS, SPECS, did_you_mean
 
 _LABEL = re.compile(r"^\s*([A-Za-z_][\w.]*)\s*:(.*)$")
@@ -296,6 +297,7 @@ def _strip_labels(body, lineno, raw, labels, label_lines, pc) -> str:
         body = m.group(2).strip()
 
 
+@collector_paused()
 def assemble(text: str) -> Program:
     """Assemble ``text`` into a ``Program`` (raises ``AssemblyError`` with the line number)."""
     if not isinstance(text, str):
@@ -318,7 +320,8 @@ def assemble(text: str) -> Program:
             _directive(head, parts, lineno, raw, entries, stack)
             continue
         ops = tuple(_parse_cached(p, lineno, parsed) for p in parts)
-        _check_bundle(ops, lineno, raw)
+        if len(ops) > 1:
+            _check_bundle(ops, lineno, raw)
         if ops[0].name == "nop":
             ops = ()
         entries.append(Entry("bundle", ops=ops, line=lineno, text=body))

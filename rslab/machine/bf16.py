@@ -19,10 +19,13 @@ BF16_QNAN = np.uint16(0x7FC0)
 def f32_to_bf16_bits(x) -> np.ndarray:
     """BF16 bit patterns (uint16) of float32 values, rounding to nearest even; NaN → quiet NaN."""
     x = np.asarray(x, dtype=np.float32)
-    u = x.view(np.uint32).astype(np.uint64)
-    rounded = (u + 0x7FFF + ((u >> 16) & 1)) >> 16
-    out = rounded.astype(np.uint16)
-    return np.where(np.isnan(x), BF16_QNAN, out).astype(np.uint16)
+    u = x.view(np.uint32)
+    rounded = (u >> 16) & 1
+    rounded += u
+    rounded += 0x7FFF  # wraps only for NaNs with the sign bit set, replaced below
+    out = np.asarray(rounded >> 16).astype(np.uint16)
+    np.putmask(out, np.isnan(x), BF16_QNAN)
+    return out
 
 
 def bf16_bits_to_f32(b) -> np.ndarray:

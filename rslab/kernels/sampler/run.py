@@ -24,6 +24,7 @@ from rslab.kernels.sampler.layout import SamplerLayout
 from rslab.kernels.sampler.plans import OPTIMISED, KernelPlan, optimisation_steps
 from rslab.kernels.sampler.program import PHASES, BuiltKernel, build_kernel
 from rslab.machine.asm import assemble
+from rslab.machine.collector import collector_paused
 from rslab.machine.config import MachineConfig
 from rslab.machine.simulator import simulate
 from rslab.reference import DIAGNOSTICS, path_math, rejection_sample
@@ -119,17 +120,20 @@ def compare_floats(kernel_out: dict, ref: dict) -> dict:
     return checks
 
 
+@collector_paused()
 def run_sampler(inputs, path: str = "fast", plan: KernelPlan = OPTIMISED, *, seed: int = 0,
                 config: MachineConfig | None = None, kernel: BuiltKernel | None = None,
                 compare: bool = True, method: str = "gumbel",
-                noise: str | None = None) -> SamplerRun:
+                noise: str | None = None, figures: bool = True) -> SamplerRun:
     """Simulate the sampler compiled as ``plan`` on ``inputs`` (target logits, draft
     probabilities, draft ids) and compare with ``rejection_sample`` on the same seed,
     both drawing with ``method`` and ``noise`` (:mod:`rslab.kernels.sampler.draws`).
 
     ``config`` is the machine; the loops are scheduled for the same machine
     (``SlotModel.from_config(config)``) unless a prebuilt ``kernel`` is given (its draw
-    must be ``method`` and ``noise``).
+    must be ``method`` and ``noise``). ``figures=False`` leaves out the loops' figures,
+    the floors and the task's bound (cycles, phases and tokens only: a live figure's
+    update).
     """
     l, q, ids = inputs
     if np.ndim(l) != 3:
@@ -154,11 +158,14 @@ def run_sampler(inputs, path: str = "fast", plan: KernelPlan = OPTIMISED, *, see
     if compare:
         checks = compare_floats(outputs, ref.diagnostics)
     phases = phase_cycles(run)
-    return SamplerRun(kernel, run.cycles, dict(run.stalls), phases, outputs,
-                      ref.tokens.astype(np.int32), ref.num_accepted.astype(np.int32), checks,
-                      _loop_figures(run, kernel), run.bundles,
-                      phase_floors(run, kernel, phases),
-                      task_bound(run, layout, ref.num_accepted))
+    out = SamplerRun(kernel, run.cycles, dict(run.stalls), phases, outputs,
+                     ref.tokens.astype(np.int32), ref.num_accepted.astype(np.int32), checks,
+                     bundles=run.bundles)
+    if figures:
+        out.loops = _loop_figures(run, kernel)
+        out.floors = phase_floors(run, kernel, phases)
+        out.task = task_bound(run, layout, ref.num_accepted)
+    return out
 
 
 def run_steps(inputs, path: str = "fast", *, seed: int = 0, progress: bool = True,

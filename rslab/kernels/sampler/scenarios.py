@@ -17,6 +17,7 @@ import time
 from tqdm import tqdm
 
 from rslab import memo
+from rslab.executors import Serial
 from rslab.fixtures import TEST_POINTS, scenario_inputs
 from rslab.kernels.sampler.draws import DEFAULT_DRAW, SAMPLER_DRAWS
 from rslab.kernels.sampler.floor import total_floor
@@ -71,6 +72,36 @@ def scenario_row(name: str, vocab: int, path: str, base: SamplerRun, opt: Sample
         "float_outputs_differing": opt.floats_differing,
         "largest_float_difference": opt.largest_float_difference,
     }
+
+
+def _speedup_run(task, shared=None) -> dict:
+    name, plan, vocab, path, seed = task
+    inputs = scenario_inputs(name, V=vocab, seed=seed)
+    run = run_sampler(inputs, path, plan, seed=seed, compare=False, figures=False)
+    return {"cycles": int(run.cycles), "phases": phases_out(run),
+            "tokens_match": bool(run.tokens_match)}
+
+
+def speedup_rows(vocab: int, path: str = "fast", *, seed: int = 0, executor=None) -> list[dict]:
+    """Per test point the baseline's and the optimised program's cycles and phases, the
+    speedup and whether every token equals the reference's: what the speedup-against-V
+    figure shows, without the floors, loop figures and other baselines of
+    :func:`run_scenarios` (the four runs are tasks of ``executor``, default this process)."""
+    _check_vocab(vocab)
+    if path not in ("fast", "exact"):
+        raise ValueError(f"path must be 'fast' or 'exact', got {path!r}")
+    tasks = [(name, plan, vocab, path, seed) for name in TEST_POINTS
+             for plan in (baseline_plan(name), OPTIMISED)]
+    runs = (executor or Serial()).map(_speedup_run, tasks)
+    rows = []
+    for i, name in enumerate(TEST_POINTS):
+        base, opt = runs[2 * i], runs[2 * i + 1]
+        rows.append({"name": name, "vocab": vocab, "path": path,
+                     "baseline_cycles": base["cycles"], "optimized_cycles": opt["cycles"],
+                     "speedup": round(base["cycles"] / opt["cycles"], 3),
+                     "tokens_match_reference": base["tokens_match"] and opt["tokens_match"],
+                     "baseline_phases": base["phases"], "optimized_phases": opt["phases"]})
+    return rows
 
 
 def loop_row(fig: dict) -> dict:
