@@ -7,6 +7,7 @@ from rslab import reference as ref
 from rslab.chapters.beyond import DETECT_TARGET
 from rslab.chapters.results import BEYOND_DRAW, beyond_rows
 from rslab.draws import EMPTY, draw_tokens
+from rslab.executors import LocalProcesses
 from rslab.fixtures import (
     SamplerInputs,
     all_accept_inputs,
@@ -22,7 +23,7 @@ from rslab.kernels.sampler.plans import ALL_ACCEPT_BASELINE, OPTIMISED, baseline
 from rslab.kernels.sampler.program import _Builder, build_kernel
 from rslab.kernels.sampler.registers import LOOP_POOL
 from rslab.kernels.sampler.run import run_sampler
-from rslab.kernels.sampler.scenarios import run_draws, run_scenarios
+from rslab.kernels.sampler.scenarios import run_draws, run_scenarios, speedup_rows
 from rslab.numerics import draw_comparison as dc
 from rslab.randomness import RESIDUAL
 from rslab.schedule import SlotModel
@@ -150,6 +151,19 @@ def test_the_results_chapters_row_beyond_the_note():
         assert beyond["baseline_cycles"] == point["baseline_cycles"]
         assert beyond["speedup"] == round(point["baseline_cycles"] / beyond["cycles"], 3)
         assert beyond["tokens_match_reference"]
+
+
+def test_the_live_vocabulary_update_shows_the_tables_figures():
+    """``speedup_rows`` (the results chapter's slider) gives the figures of ``run_scenarios``
+    it shows, in this process and on two worker processes alike; a V off the grid of 256 is
+    refused naming ``vocab``."""
+    full = {r["name"]: r for r in run_scenarios(512, "fast", progress=False)["scenarios"]}
+    rows = speedup_rows(512)
+    assert rows == speedup_rows(512, executor=LocalProcesses(2))
+    for r in rows:
+        assert r == {k: full[r["name"]][k] for k in r} and r["tokens_match_reference"]
+    with pytest.raises(ValueError, match="vocab"):
+        speedup_rows(300)
 
 
 def test_the_draw_beyond_the_note_is_unbiased_at_1e10_on_every_target():
