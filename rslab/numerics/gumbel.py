@@ -91,7 +91,7 @@ def second_layer(t, divisor: float | None, log2: FastLog2, out=None) -> np.ndarr
         if divisor is None:
             return np.negative(log2(t), out=out)
         k = np.float32(divisor)
-        l2 = log2(t / k)
+        l2 = log2(np.divide(t, k, out=out))  # t/k in out until g replaces it
         np.add(l2, np.float32(np.log2(np.float64(k))), out=l2)
         return np.negative(l2, out=out)
 
@@ -120,17 +120,27 @@ class NoisePipeline:
         tk, l2, g = self.second_layer(t)
         return {"u": u, "uc": uc, "l1": l1, "t": t, "tk": tk, "l2": l2, "g": g}
 
-    def first_layer(self, u, out=None):
+    def first_layer(self, u):
         """``(uc, l1, t)`` from the float32 uniforms ``u``: the (scaled) input, the first log
-        and ``t`` (written into ``out`` if given)."""
+        and ``t``."""
         fl = self.log2
         with np.errstate(invalid="ignore", divide="ignore"):
             if self.scaled:
                 uc = u * np.float32(self.scale)
                 l1 = fl(uc)
-                return uc, l1, np.negative(l1 - np.float32(np.log2(self.scale)), out=out)
+                return uc, l1, -(l1 - np.float32(np.log2(self.scale)))
             l1 = fl(u)
-            return u, l1, np.negative(l1, out=out)
+            return u, l1, -l1
+
+    def first_layer_into(self, u, out) -> np.ndarray:
+        """``first_layer``'s t from ``u``, written into ``out`` (float32, u's shape): the same
+        float32 operations in place, so the same bits."""
+        with np.errstate(invalid="ignore", divide="ignore"):
+            if not self.scaled:
+                return np.negative(self.log2(u), out=out)
+            l1 = self.log2(np.multiply(u, np.float32(self.scale), out=out))  # uc in out
+            np.subtract(l1, np.float32(np.log2(self.scale)), out=l1)
+            return np.negative(l1, out=out)
 
     def second_layer(self, t):
         """``(tk, l2, g)`` from the first layer's ``t`` (see ``second_layer_parts``)."""
@@ -157,7 +167,7 @@ def lattice_first_layer(log2: FastLog2, scaled: bool) -> np.ndarray:
     u = lattice()
     t = np.empty_like(u)
     for s in range(0, u.size, LATTICE_CHUNK):
-        first.first_layer(u[s:s + LATTICE_CHUNK], out=t[s:s + LATTICE_CHUNK])
+        first.first_layer_into(u[s:s + LATTICE_CHUNK], t[s:s + LATTICE_CHUNK])
     t.setflags(write=False)
     return t
 
