@@ -4,7 +4,14 @@ import numpy as np
 import pytest
 
 from rslab.numerics.fastlog import DEFAULT_FASTLOG2
-from rslab.numerics.gumbel import first_layer_scale, get_noise, sample_uniforms
+from rslab.numerics.gumbel import (
+    first_layer_scale,
+    get_noise,
+    on_lattice,
+    sample_uniforms,
+    second_layer,
+    second_layer_parts,
+)
 from rslab.numerics.rng import all_uniforms
 
 TOP = all_uniforms()[-(1 << 18):]  # the uniforms nearest 1, where the first log's plateau sits
@@ -86,3 +93,21 @@ def test_sample_uniforms_seeded_and_validated():
     for n in (0, -5, 2.5):
         with pytest.raises(ValueError):
             sample_uniforms(n, seed=1)
+
+
+@pytest.mark.parametrize("divisor", [None, 8.0, 10.25, 14.0])
+def test_second_layer_in_place_gives_the_same_bits(divisor):
+    t = get_noise("div8").trace(TOP)["t"]
+    out = np.empty_like(t)
+    want = second_layer_parts(t, divisor, DEFAULT_FASTLOG2)[2]
+    assert second_layer(t, divisor, DEFAULT_FASTLOG2, out=out) is out
+    assert np.array_equal(out.view(np.uint32), want.view(np.uint32))
+    assert np.array_equal(second_layer(t, divisor, DEFAULT_FASTLOG2).view(np.uint32),
+                          want.view(np.uint32))
+
+
+@pytest.mark.parametrize("name", ["div(10.25)", "naive", "rangered"])
+def test_on_lattice_gives_the_pipelines_bits(name):
+    pipe = get_noise(name)
+    assert np.array_equal(on_lattice(pipe).view(np.uint32),
+                          pipe(all_uniforms()).view(np.uint32))

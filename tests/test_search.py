@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from rslab.numerics import montecarlo as mc
-from rslab.numerics import search, tails
-from rslab.numerics.gumbel import get_noise
+from rslab.numerics import search, stats, tails
+from rslab.numerics.gumbel import get_noise, lattice_noise
 
 
 def test_pareto_front_keeps_exactly_the_undominated_points():
@@ -90,6 +90,17 @@ def test_exact_rows_match_the_law(tiny):
     row = next(r for r in result.exact if r["name"] == "div14")
     assert row["lam"] == law.noncentrality() and row["exact_ks"] == law.exact_ks()
     assert row["g_max"] == tails.largest_finite(law)
+
+
+@pytest.mark.parametrize("name", ["div(10.25)", "scaled", "naive"])
+def test_exact_row_ks_is_the_ks_over_distinct_values(name):
+    # naive has +inf outputs, scaled a plateau's atom at 0
+    g = lattice_noise(name)
+    s = np.sort(g, kind="stable")
+    ends = mc.run_ends(s)
+    want = mc.atoms_ks(stats.gumbel2_cdf(s[ends]), ends)
+    assert np.float64(search.exact_row(name, g)["exact_ks"]).tobytes() == \
+        np.float64(want).tobytes()
 
 
 def test_result_files(tiny):

@@ -15,10 +15,14 @@ from rslab.numerics.stats import (
     exact_stats,
     gumbel2_cdf,
     gumbel2_sf,
+    ks_all,
     ks_from_counts,
     ks_pvalue,
+    ks_sorted,
     ks_statistic,
     ks_test,
+    search_sorted,
+    sorted_special_counts,
     special_counts,
     validate_sample,
 )
@@ -87,6 +91,49 @@ def test_special_counts_and_error_percentiles():
     p = error_percentiles(x, np.zeros_like(x))
     assert p["P50"] == pytest.approx(np.percentile(np.abs(x), 50, method="inverted_cdf"))
     assert p["max"] == np.abs(x).max()
+
+
+def _same_float(a, b):
+    return np.float64(a).tobytes() == np.float64(b).tobytes()
+
+
+@pytest.mark.parametrize("name", ["div8", "precise"])
+def test_ks_sorted_gives_the_bits_of_every_term_on_the_lattice(name):
+    # div8 leaves a few blocks to evaluate; precise (within 1/n of F) evaluates all of them
+    s = exact_stats(get_noise(name), errors=False).sorted_g
+    assert _same_float(ks_sorted(s, LATTICE), ks_all(s, LATTICE))
+
+
+@pytest.mark.parametrize("n", [1, 63, 64, 65, 1000, 100_003])
+def test_ks_sorted_gives_the_bits_of_every_term_on_samples(n):
+    rng = np.random.default_rng(n)
+    x = np.sort(rng.gumbel(size=n) / np.log(2) + 0.05)
+    ties = np.sort(np.round(x * 4) / 4).astype(np.float32)
+    for s in (x, ties, np.r_[-np.inf, x, np.inf]):
+        for total in (s.size, s.size + 7):
+            assert _same_float(ks_sorted(s, total), ks_all(s, total))
+
+
+def test_search_sorted_matches_numpy_on_the_float64_copy():
+    tiny = float(np.finfo(np.float32).smallest_subnormal)
+    big = float(np.finfo(np.float32).max)
+    s = np.sort(np.array([-np.inf, -big, -1.5, -0.0, 0.0, 0.0, tiny, 0.1, 0.1, 1.0, big, np.inf,
+                          np.nan], np.float32))
+    x = np.array([-np.inf, -1e300, -big, -1.5, -1.4999999, -0.0, 0.0, tiny / 3, tiny, 0.1,
+                  float(np.float32(0.1)), 0.10000001, 1.0, np.nextafter(1.0, 2), big, 1e39,
+                  1e300, np.inf, np.nan])
+    for side in ("left", "right"):
+        want = np.searchsorted(s.astype(np.float64), x, side=side)
+        assert np.array_equal(search_sorted(s, x, side=side), want)
+        assert np.array_equal(search_sorted(s.astype(np.float64), x, side=side), want)
+        assert search_sorted(s, 0.1, side=side) == want[9]
+
+
+def test_sorted_special_counts_match_special_counts():
+    g = np.random.default_rng(2).permutation(
+        np.array([0, -0.0, 0, np.inf, np.inf, -np.inf, np.nan, np.nan, 1.5, -2.0], np.float32))
+    assert sorted_special_counts(np.sort(g)) == special_counts(g)
+    assert sorted_special_counts(np.sort(g.astype(np.float64))) == special_counts(g)
 
 
 def test_exact_and_sampled_statistics_agree(div8_exact):

@@ -84,9 +84,16 @@ def second_layer_parts(t, divisor: float | None, log2: FastLog2):
         return tk, l2, -(l2 + np.float32(np.log2(np.float64(k))))
 
 
-def second_layer(t, divisor: float | None, log2: FastLog2) -> np.ndarray:
-    """g from the first layer's output t (see ``second_layer_parts``)."""
-    return second_layer_parts(t, divisor, log2)[2]
+def second_layer(t, divisor: float | None, log2: FastLog2, out=None) -> np.ndarray:
+    """g from the first layer's output t (see ``second_layer_parts``), in place in ``out`` (a
+    float32 array of t's shape) if given: the same float32 operations, so the same bits."""
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        if divisor is None:
+            return np.negative(log2(t), out=out)
+        k = np.float32(divisor)
+        l2 = log2(np.divide(t, k, out=out))  # t/k in out until g replaces it
+        np.add(l2, np.float32(np.log2(np.float64(k))), out=l2)
+        return np.negative(l2, out=out)
 
 
 class NoisePipeline:
@@ -125,9 +132,23 @@ class NoisePipeline:
             l1 = fl(u)
             return u, l1, -l1
 
+    def first_layer_into(self, u, out) -> np.ndarray:
+        """``first_layer``'s t from ``u``, written into ``out`` (float32, u's shape): the same
+        float32 operations in place, so the same bits."""
+        with np.errstate(invalid="ignore", divide="ignore"):
+            if not self.scaled:
+                return np.negative(self.log2(u), out=out)
+            l1 = self.log2(np.multiply(u, np.float32(self.scale), out=out))  # uc in out
+            np.subtract(l1, np.float32(np.log2(self.scale)), out=l1)
+            return np.negative(l1, out=out)
+
     def second_layer(self, t):
         """``(tk, l2, g)`` from the first layer's ``t`` (see ``second_layer_parts``)."""
         return second_layer_parts(t, self.divisor, self.log2)
+
+    def second_layer_into(self, t, out) -> np.ndarray:
+        """The second layer's g from ``t``, written into ``out`` (float32, t's shape)."""
+        return second_layer(t, self.divisor, self.log2, out=out)
 
 
 @functools.lru_cache(maxsize=1)
@@ -146,7 +167,7 @@ def lattice_first_layer(log2: FastLog2, scaled: bool) -> np.ndarray:
     u = lattice()
     t = np.empty_like(u)
     for s in range(0, u.size, LATTICE_CHUNK):
-        t[s:s + LATTICE_CHUNK] = first.first_layer(u[s:s + LATTICE_CHUNK])[2]
+        first.first_layer_into(u[s:s + LATTICE_CHUNK], t[s:s + LATTICE_CHUNK])
     t.setflags(write=False)
     return t
 
@@ -160,7 +181,10 @@ def on_lattice(pipeline, chunk: int = LATTICE_CHUNK) -> np.ndarray:
     out = np.empty(x.size, np.float32)
     for s in range(0, x.size, chunk):
         part = x[s:s + chunk]
-        out[s:s + chunk] = pipeline.second_layer(part)[2] if shared else pipeline(part)
+        if shared:
+            pipeline.second_layer_into(part, out[s:s + chunk])
+        else:
+            out[s:s + chunk] = pipeline(part)
     return out
 
 
@@ -173,6 +197,10 @@ class RangeReducedPipeline(NoisePipeline):
     def second_layer(self, t):
         with np.errstate(invalid="ignore", divide="ignore"):
             return rangered_parts(t, self.log2)
+
+    def second_layer_into(self, t, out) -> np.ndarray:
+        out[...] = self.second_layer(t)[2]
+        return out
 
 
 class _TwoLogPipeline(NoisePipeline):

@@ -10,7 +10,9 @@ Two searches (the Div14 chapter):
   χ²); the Pareto front of the two criteria is reported too.
 * **Exact**: every divisor of a fine grid through all 2^24 lattice points:
   noncentrality λ (the expected χ² at N samples is 63 + N·λ), the exact KS
-  distance and the upper tail. Its Pareto front of (λ, exact KS).
+  distance and the upper tail. Its Pareto front of (λ, exact KS). A grid point is
+  the second layer on the shared first layer, one in-place sort of its outputs,
+  binary searches and ``stats.ks_sorted`` (F only where the KS maximum can be).
 
 Presets per scale (``search_config``): ``full`` is the note's scale (3 seeds ×
 10^8 screening, 10 seeds × 10^8 finals, integers 2–16 plus non-integers, a
@@ -231,19 +233,24 @@ def _first_layer(log2: FastLog2) -> np.ndarray:
 def exact_row(name: str, g: np.ndarray, tail_ys=(8.0, 12.0, 16.0, 20.0)) -> dict:
     """λ, exact KS and tail figures of g over the lattice, from one sort (no argsort)."""
     # lattice outputs are nearly sorted already: a merge sort is the fastest
-    s = np.sort(np.asarray(g, dtype=np.float32), kind="stable")
+    return sorted_row(name, np.sort(np.asarray(g, dtype=np.float32), kind="stable"), tail_ys)
+
+
+def sorted_row(name: str, s: np.ndarray, tail_ys=(8.0, 12.0, 16.0, 20.0)) -> dict:
+    """``exact_row`` of the 2^24 sorted float32 outputs ``s``: binary searches and
+    ``stats.ks_sorted`` (over every position, which gives the KS distance over the distinct
+    values: inside a run of equal values the terms are below those at its ends)."""
     if s.shape != (mc.LATTICE_SIZE,) or np.isnan(s[-1]):
         raise ValueError(f"{name}: need 2^24 outputs without NaN")
-    ends = mc.run_ends(s)
     lam = sorted_lambda(s)
-    ks = mc.atoms_ks(stats.gumbel2_cdf(s[ends]), ends)
+    ks = stats.ks_sorted(s, mc.LATTICE_SIZE)
     # +inf sorts last, after the finite values (no NaN here)
     n_inf = s.size - int(np.searchsorted(s, np.float32(np.inf), side="left"))
     g_max = float(s[s.size - n_inf - 1]) if n_inf < s.size else -np.inf
     if not np.isfinite(g_max):
         raise ValueError(f"{name}: no finite output")
     ys = np.asarray(tail_ys, dtype=np.float64)
-    law_p = 1 - np.searchsorted(s, ys, side="right") / mc.LATTICE_SIZE
+    law_p = 1 - stats.search_sorted(s, ys, side="right") / mc.LATTICE_SIZE
     top = int(np.searchsorted(s, np.float32(g_max), side="right")
               - np.searchsorted(s, np.float32(g_max), side="left"))
     return {"name": name, "lam": lam, "exact_ks": ks, "g_max": g_max,
@@ -264,13 +271,20 @@ def lattice_noise(k: float, log2: FastLog2) -> np.ndarray:
     t = _first_layer(log2)
     out = np.empty_like(t)
     for s in range(0, t.size, LATTICE_CHUNK):
-        out[s:s + LATTICE_CHUNK] = second_layer(t[s:s + LATTICE_CHUNK], k, log2)
+        second_layer(t[s:s + LATTICE_CHUNK], k, log2, out=out[s:s + LATTICE_CHUNK])
     return out
+
+
+def sorted_noise(k: float, log2: FastLog2) -> np.ndarray:
+    """``lattice_noise`` sorted in place (a merge sort: the outputs are nearly sorted)."""
+    g = lattice_noise(k, log2)
+    g.sort(kind="stable")
+    return g
 
 
 def sorted_lambda(s) -> float:
     """λ of the 2^24 sorted lattice outputs ``s``: the 64 bins' counts from 63 binary searches."""
-    cuts = np.searchsorted(s, stats.bin_edges(mc.N_BINS), side="left")
+    cuts = stats.search_sorted(s, stats.bin_edges(mc.N_BINS), side="left")
     p = np.diff(np.concatenate([[0], cuts, [s.size]])) / mc.LATTICE_SIZE
     return float(((p - 1 / mc.N_BINS) ** 2 * mc.N_BINS).sum())
 
@@ -278,13 +292,13 @@ def sorted_lambda(s) -> float:
 @memo.cached
 def divisor_lambda(k: float, log2: FastLog2) -> float:
     """Exact λ of ``div(k)`` under ``log2`` (the second layer and a sort, once per build)."""
-    return sorted_lambda(np.sort(lattice_noise(k, log2), kind="stable"))
+    return sorted_lambda(sorted_noise(k, log2))
 
 
 @memo.cached
 def divisor_row(k: float, log2: FastLog2, tail_ys: tuple) -> dict:
     """``exact_row`` of ``div(k)`` under ``log2``, with its ``divisor`` (once per build)."""
-    row = exact_row(divisor_name(k), lattice_noise(k, log2), tail_ys)
+    row = sorted_row(divisor_name(k), sorted_noise(k, log2), tail_ys)
     row["divisor"] = k
     return row
 

@@ -13,7 +13,12 @@ The **exact** versions enumerate all 2^24 lattice uniforms (each has probability
 2^-24): bin probabilities ``p_i``, the noncentrality ``λ = Σ (p_i − q_i)² / q_i``,
 the χ² law at any ``N`` (mean ``Σ p_i(1 − p_i)/q_i + N·λ ≈ (k − 1) + N·λ``,
 approximated by ``ncx2(k − 1, N·λ)``), the exact KS distance and the tail
-exceedance ``P(g > y)``.
+exceedance ``P(g > y)``. They work on the sorted outputs: the bins and the special values
+are binary searches, and the KS distance (``ks_sorted``) evaluates F only where its
+largest term can be. F increases, so a block of sorted positions has terms at most
+``(last + 1)/n − F(first)`` and ``F(last) − first/n``; the blocks whose bound is below a
+term already found are skipped. Every term evaluated has the plain formula's roundings, so
+the distance is the same bits as term by term over every position (``ks_all``).
 
 Building blocks (``bin_edges``, ``bin_counts``, ``chi2_from_counts``,
 ``ks_statistic``, ``ks_from_counts``, ``ks_pvalue``) take plain arrays, so a
@@ -179,10 +184,44 @@ def ks_statistic(g) -> float:
     return ks_sorted(g)
 
 
+KS_BLOCK = 64
+"""Sorted positions per block of ``ks_sorted``'s bound."""
+KS_SLACK = 2.0**-32
+"""Added to every block's bound: far above the roundings it must cover (≈ 2^-50)."""
+
+
 def ks_sorted(sorted_g, total: int | None = None) -> float:
-    """KS distance for an already sorted sample (chunked, float64 CDF, in place in two buffers:
-    ``max((i + 1)/n − F)`` and ``max(F − i/n)`` with the same roundings as the plain formula)."""
+    """KS distance for an already sorted sample without NaN: the largest of 0, ``(i + 1)/n − F``
+    and ``F − i/n`` over the positions ``i`` (F in float64).
+
+    The terms at the ends of the blocks of ``KS_BLOCK`` positions come first; then only the
+    blocks whose bound (module docstring) reaches the largest of them. A law within about
+    ``KS_BLOCK/n`` of F everywhere leaves over a quarter of the blocks in: then every
+    position is evaluated (``ks_all``)."""
     n = sorted_g.size if total is None else total
+    if not sorted_g.size:
+        return 0.0
+    first = np.arange(0, sorted_g.size, KS_BLOCK)
+    last = np.minimum(first + (KS_BLOCK - 1), sorted_g.size - 1)
+    f_first, f_last = gumbel2_cdf(sorted_g[first]), gumbel2_cdf(sorted_g[last])
+    best = max(0.0, _ks_terms(first, f_first, n), _ks_terms(last, f_last, n))
+    bound = np.maximum((last + 1.0) / n - f_first, f_last - first / n)
+    blocks = np.flatnonzero(bound + KS_SLACK >= best)
+    if blocks.size > first.size // 4:
+        return max(best, ks_all(sorted_g, n))
+    pos = (blocks[:, None] * KS_BLOCK + np.arange(KS_BLOCK)).reshape(-1)
+    pos = pos[pos < sorted_g.size]
+    return max(best, _ks_terms(pos, gumbel2_cdf(sorted_g[pos]), n))
+
+
+def _ks_terms(pos, f, n: int) -> float:
+    """The largest KS term at the sorted positions ``pos`` with F there ``f``."""
+    i = pos.astype(np.float64)
+    return float(max(((i + 1) / n - f).max(), (f - i / n).max()))
+
+
+def ks_all(sorted_g, n: int) -> float:
+    """``ks_sorted`` term by term over every position (chunked, in place in two buffers)."""
     best = 0.0
     f, line = np.empty(min(_CHUNK, sorted_g.size)), np.empty(min(_CHUNK, sorted_g.size))
     for s in range(0, sorted_g.size, _CHUNK):
@@ -226,6 +265,31 @@ def special_counts(g) -> dict[str, int]:
             "pos_inf": int(np.count_nonzero(g == np.inf)),
             "neg_inf": int(np.count_nonzero(g == -np.inf)),
             "nan": int(np.count_nonzero(np.isnan(g)))}
+
+
+def sorted_special_counts(s) -> dict[str, int]:
+    """``special_counts`` of a sorted array (NaN last), from binary searches (for values of its
+    own dtype: NumPy would copy a float32 ``s`` to compare it with float64 ones)."""
+    zero, inf = s.dtype.type(0), s.dtype.type(np.inf)
+    nan = s.size - int(np.searchsorted(s, inf, side="right"))
+    return {"zeros": int(np.searchsorted(s, zero, side="right") - np.searchsorted(s, zero)),
+            "pos_inf": s.size - nan - int(np.searchsorted(s, inf)),
+            "neg_inf": int(np.searchsorted(s, -inf, side="right")), "nan": nan}
+
+
+def search_sorted(s, x, side: str = "left") -> np.ndarray:
+    """``np.searchsorted(s, x, side)`` for float64 ``x`` without the float64 copy of a float32
+    ``s`` that NumPy makes: each x rounded to the float32 that splits ``s`` the same way, up for
+    ``left`` (``s < x`` ⟺ ``s < ↑x``), down for ``right`` (``s ≤ x`` ⟺ ``s ≤ ↓x``)."""
+    x = np.asarray(x, np.float64)
+    if s.dtype != np.float32:
+        return np.searchsorted(s, x, side=side)
+    up = side == "left"
+    with np.errstate(over="ignore"):
+        x32 = x.astype(np.float32)
+        off = x32 < x if up else x32 > x
+        x32 = np.where(off, np.nextafter(x32, np.float32(np.inf if up else -np.inf)), x32)
+    return np.searchsorted(s, x32, side=side)
 
 
 def abs_errors(g, ref) -> np.ndarray:
@@ -314,32 +378,34 @@ class ExactStats:
         """Exact ``P(g > y)`` for each ``y`` (NaN outputs count as not exceeding)."""
         y = np.asarray(y, np.float64)
         fin = self.sorted_g[: LATTICE - self.special["nan"]]
-        return 1.0 - np.searchsorted(fin, y, side="right") / LATTICE
+        return 1.0 - search_sorted(fin, y, side="right") / LATTICE
 
 
-def lattice_outputs(pipeline, chunk: int = 1 << 22) -> np.ndarray:
+def lattice_outputs(pipeline, chunk: int | None = None) -> np.ndarray:
     """The pipeline's output for every lattice uniform, in lattice order (float32, 2^24 values;
-    ``gumbel.on_lattice``)."""
-    from rslab.numerics.gumbel import on_lattice
+    ``gumbel.on_lattice``, by default on its cache-sized chunks)."""
+    from rslab.numerics.gumbel import LATTICE_CHUNK, on_lattice
 
-    return on_lattice(pipeline, chunk)
+    return on_lattice(pipeline, chunk or LATTICE_CHUNK)
 
 
 def exact_stats(pipeline, k: int = N_BINS, errors: bool = True, g=None) -> ExactStats:
     """Enumerate all 2^24 uniforms through ``pipeline`` (or use its outputs ``g``) and summarise."""
     _check_k(k)
-    g = lattice_outputs(pipeline) if g is None else _as_float(g)
+    own = g is None
+    g = lattice_outputs(pipeline) if own else _as_float(g)
     if g.size != LATTICE:
         raise ValueError(f"g must hold the {LATTICE} lattice outputs, got {g.size}")
-    special = special_counts(g)
     err = None
     if errors:
         ref = lattice_outputs(_precise())
         err = error_percentiles(g, ref)
-    s = np.sort(g, kind="stable")  # lattice outputs are nearly sorted: a merge sort is fastest
+    s = g if own else g.copy()
+    s.sort(kind="stable")  # lattice outputs are nearly sorted: a merge sort is fastest
+    special = sorted_special_counts(s)
     nan = special["nan"]
     fin = s[: s.size - nan]
-    cuts = np.searchsorted(fin, bin_edges(k), side="left")
+    cuts = search_sorted(fin, bin_edges(k), side="left")
     counts = np.diff(np.concatenate([[0], cuts, [fin.size]]))
     probs = counts / LATTICE
     ks = ks_sorted(fin, LATTICE) if fin.size else 1.0
