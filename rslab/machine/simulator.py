@@ -352,13 +352,13 @@ class _Core:
         """
         self.max_steps = max_steps
         program, stalls, counts, records = self.steps, self.stalls, self.counts, self.records
-        penalty = self.config.branch_penalty
+        penalty, function = self.config.branch_penalty, FunctionType
         pc = base = floor = t = steps = 0
         fcause = -1
         try:
             while True:
                 issue = program[pc]
-                if type(issue) is not FunctionType:
+                if type(issue) is not function:
                     self.t = t
                     pc, floor, fcause, steps = self._directive(issue, pc, floor, fcause,
                                                                base, steps)
