@@ -1,5 +1,6 @@
 """Trace records, summaries and Chrome export."""
 
+import gc
 import json
 
 import numpy as np
@@ -39,6 +40,13 @@ def test_bundle_and_op_records():
     loads = [o for o in t.ops if o.text.startswith("vld")]
     assert all(o.ready - o.issue == r.config.latency["ld"] for o in loads)
     assert [o.iters for o in loads] == [(i,) for i in range(12)]
+
+
+def test_issue_records_are_the_bundle_records():
+    t = traced().trace
+    assert all(type(rec) is tuple for rec in t.issue_records)
+    assert [(b.cycle, b.pc, b.stall, CAUSES.index(b.cause) if b.cause else -1, b.iters)
+            for b in t.bundles] == t.issue_records
 
 
 def test_steady_state_per_iteration():
@@ -83,6 +91,12 @@ def test_trace_off_has_no_trace_and_same_timing():
     b = traced()
     assert a.trace is None
     assert (a.cycles, a.stalls, a.ops) == (b.cycles, b.stalls, b.ops)
+
+
+def test_a_run_leaves_no_cycle_for_the_collector():
+    gc.collect()
+    simulate(assemble(LOOP))
+    assert gc.collect() == 0
 
 
 def test_cycles_by_label_charge_every_cycle_to_a_region():

@@ -20,7 +20,7 @@ For ``vld v0, [s5 + 6144] ; vpop v2 ; vmul.f32 v1, v1, v63`` it reads::
         ... (r1, r2 alike)
         if ld_ports[0] > t:  # bank-conflict
             t, cause = ld_ports[0], BANK
-        if len(fifo) < 1:
+        if not fifo:
             raise core.empty_fifo(pc, t)
         if fifo[0] > t:  # sfu-wait
             t, cause = fifo[0], WAIT
@@ -129,8 +129,8 @@ def _waits(s: Shape) -> list[str]:
                   f"    x = core.fifo_space({s.pushes}, t, pc)",
                   *("    " + line for line in _wait("x", "FULL"))]
     if s.pops:
-        lines += [f"if len(fifo) < {s.pops}:", "    raise core.empty_fifo(pc, t)",
-                  *_wait(f"fifo[{s.pops - 1}]", "WAIT")]
+        lines += ["if not fifo:" if s.pops == 1 else f"if len(fifo) < {s.pops}:",
+                  "    raise core.empty_fifo(pc, t)", *_wait(f"fifo[{s.pops - 1}]", "WAIT")]
     if s.dmawait is not None:
         lines += _wait("core.dma_all" if s.dmawait == "all" else "dma_tag[tag]", "DMA")
     return lines

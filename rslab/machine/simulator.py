@@ -172,7 +172,7 @@ def _collector_paused():
     of objects that form no cycles (op closures, issue functions, trace records); as they
     cross the collector's thresholds it scans them again and again, now and then with every
     object of the process (a tenth of a second on the sampler). Paused, it catches up once,
-    after the run."""
+    after the run, on what the run leaves alive (``_run``)."""
     if not gc.isenabled():
         yield
         return
@@ -204,16 +204,23 @@ def simulate(program: Program, config: MachineConfig | None = None, vmem=None, h
             or not 1 <= max_steps <= MAX_STEPS_LIMIT):
         raise ValueError(f"max_steps must be an integer in [1, {MAX_STEPS_LIMIT:,}], "
                          f"got {max_steps!r}")
+    with _collector_paused():
+        return _run(program, config, vmem, hbm, trace, sregs, vregs, max_steps)
+
+
+def _run(program, config, vmem, hbm, trace, sregs, vregs, max_steps) -> Run:
+    """``simulate`` once its arguments are checked. The decoded program and the core are
+    garbage when it returns and, holding no cycle once the run is over, are freed at once:
+    the paused collector finds only the ``Run`` to scan."""
     n_scratch = sum(config.slots.values()) + 2
     R, S = _initial_registers(config, n_scratch, vregs, sregs)
     M = build_memory(vmem, config.vmem_bytes, "vmem")
     H = build_memory(hbm, None, "hbm")
     ctx = Context(R, S, M, H)
-    with _collector_paused():
-        decoded = Decoder(program, config, ctx, n_scratch).decode()
-        core = _Core(program, config, ctx, decoded, n_scratch, trace)
-        with np.errstate(all="ignore"):
-            core.execute(max_steps)
+    decoded = Decoder(program, config, ctx, n_scratch).decode()
+    core = _Core(program, config, ctx, decoded, n_scratch, trace)
+    with np.errstate(all="ignore"):
+        core.execute(max_steps)
     counts = core.counts
     issues = decoded.issues(counts).tolist()
     ops = sum(c * len(s) for c, s in zip(issues, decoded.infos, strict=True))
@@ -345,13 +352,13 @@ class _Core:
         """
         self.max_steps = max_steps
         program, stalls, counts, records = self.steps, self.stalls, self.counts, self.records
-        penalty = self.config.branch_penalty
+        penalty, function = self.config.branch_penalty, FunctionType
         pc = base = floor = t = steps = 0
         fcause = -1
         try:
             while True:
                 issue = program[pc]
-                if type(issue) is not FunctionType:
+                if type(issue) is not function:
                     self.t = t
                     pc, floor, fcause, steps = self._directive(issue, pc, floor, fcause,
                                                                base, steps)
@@ -365,7 +372,7 @@ class _Core:
                     cause = -1
                 counts[pc] += 1
                 if records is not None:
-                    records.append((t, pc, t - base, cause, self.iters))
+                    records += t, pc, t - base, cause, self.iters
                 steps += 1
                 if steps >= max_steps:
                     self._out_of_steps(pc, t)
@@ -378,6 +385,7 @@ class _Core:
             raise self.error(fault.message, pc, fault.cycle, fault.text) from None
         finally:
             self.bundles = steps - self.directives
+            self.steps = None  # the issue functions refer to the core: no cycle is left
 
     def _directive(self, e, pc, floor, fcause, base, steps):
         """A ``loop``, ``endloop`` or ``halt`` entry; returns (next pc, floor, cause, steps),
@@ -432,8 +440,7 @@ class _Core:
             self.stalls[fcause] += floor - base
         self.counts[pc] += 1
         if self.records is not None:
-            self.records.append((floor, pc, floor - base, fcause if floor > base else -1,
-                                 self.iters))
+            self.records += floor, pc, floor - base, fcause if floor > base else -1, self.iters
 
     def end_cycle(self) -> int:
         """The run's last cycle: halt, or later when everything in flight has completed."""

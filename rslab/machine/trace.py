@@ -16,6 +16,9 @@ import numpy as np
 from rslab.machine.perfetto import DEFAULT_FLOW_WINDOW, chrome_trace
 from rslab.machine.stalls import CAUSES
 
+RECORD_FIELDS = 5
+"""Values of one issue record in the simulator's flat list: cycle, pc, stall, cause, iters."""
+
 
 @dataclass(frozen=True)
 class BundleRecord:
@@ -52,7 +55,8 @@ class Trace:
 
     def __init__(self, run, records, static, dma_events, halt_cycle):
         self.run = run
-        self._records = records
+        self._flat = records
+        self._records = None
         self._static = static
         self._dma = {(pc, t): done for pc, t, _start, done, _n, _tag in dma_events}
         self.dma_events = dma_events
@@ -63,7 +67,14 @@ class Trace:
     @property
     def issue_records(self) -> list:
         """The raw records, one per issued bundle: (cycle, pc, stall, cause index, iters)."""
+        if self._records is None:
+            self._records = list(self._rows())
         return self._records
+
+    def _rows(self):
+        """The records as tuples, from the flat list the simulator fills (``RECORD_FIELDS``
+        values a bundle: no object a record while it runs)."""
+        return zip(*[iter(self._flat)] * RECORD_FIELDS, strict=True)
 
     @property
     def op_infos(self) -> list:
@@ -75,7 +86,7 @@ class Trace:
         """One ``BundleRecord`` per issued bundle, in issue order (halt included)."""
         if self._bundles is None:
             out = []
-            for t, pc, stall, cause, iters in self._records:
+            for t, pc, stall, cause, iters in self._rows():
                 ops = tuple(s[0] for s in self._static[pc]) if pc < len(self._static) else ()
                 if pc >= len(self._static) or self.run.program.entries[pc].kind == "halt":
                     ops = ("halt",)
@@ -89,7 +100,7 @@ class Trace:
         """One ``OpRecord`` per issued op, in issue order."""
         if self._ops is None:
             out = []
-            for i, (t, pc, _stall, _cause, iters) in enumerate(self._records):
+            for i, (t, pc, _stall, _cause, iters) in enumerate(self._rows()):
                 if pc >= len(self._static):
                     continue
                 for text, slot, ready, name, reads, write in self._static[pc]:
@@ -121,7 +132,7 @@ class Trace:
         separate = {CAUSES.index(c): name for c, name in (separate or {}).items()}
         totals: dict = {}
         prev, region = 0, default
-        for t, pc, stall, cause, _ in self._records:
+        for t, pc, stall, cause, _ in self._rows():
             region = region_of[min(pc, len(region_of) - 1)]
             gap = t - prev
             if cause in separate:
@@ -183,7 +194,7 @@ class Trace:
         pc0, end, level = _find_loop(self.run.program, loop)
         its = []
         current = None
-        for t, pc, stall, cause, iters in self._records:
+        for t, pc, stall, cause, iters in self._rows():
             if not pc0 < pc < end:
                 current = None
                 continue
@@ -202,7 +213,7 @@ class Trace:
         :attr:`bundles` of the bundles it issued."""
         pc0, end, level = _find_loop(self.run.program, loop)
         out, key = [], None
-        for b, (_t, pc, _stall, _cause, iters) in enumerate(self._records):
+        for b, (_t, pc, _stall, _cause, iters) in enumerate(self._rows()):
             if not pc0 < pc < end:
                 key = None
                 continue
