@@ -37,14 +37,13 @@ in batches when first popped (the functions are elementwise, so batching
 changes no bit).
 """
 
-import gc
 from collections import deque
-from contextlib import contextmanager
 from types import FunctionType
 
 import numpy as np
 
 from rslab.machine.asm import Program
+from rslab.machine.collector import collector_paused
 from rslab.machine.config import MachineConfig
 from rslab.machine.decode import Decoder, Halt, LoopEntry
 from rslab.machine.errors import MachineError
@@ -166,23 +165,6 @@ def _initial_registers(config, n_scratch, vregs, sregs):
     return R, S
 
 
-@contextmanager
-def _collector_paused():
-    """Python's cyclic garbage collector paused, if it runs. A run allocates tens of thousands
-    of objects that form no cycles (op closures, issue functions, trace records); as they
-    cross the collector's thresholds it scans them again and again, now and then with every
-    object of the process (a tenth of a second on the sampler). Paused, it catches up once,
-    after the run, on what the run leaves alive (``_run``)."""
-    if not gc.isenabled():
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
-
-
 def simulate(program: Program, config: MachineConfig | None = None, vmem=None, hbm=None,
              trace: bool = False, *, sregs=None, vregs=None,
              max_steps: int = DEFAULT_MAX_STEPS) -> Run:
@@ -204,7 +186,7 @@ def simulate(program: Program, config: MachineConfig | None = None, vmem=None, h
             or not 1 <= max_steps <= MAX_STEPS_LIMIT):
         raise ValueError(f"max_steps must be an integer in [1, {MAX_STEPS_LIMIT:,}], "
                          f"got {max_steps!r}")
-    with _collector_paused():
+    with collector_paused():
         return _run(program, config, vmem, hbm, trace, sregs, vregs, max_steps)
 
 
