@@ -47,3 +47,12 @@ def test_the_worst_target_of_every_draw_in_json_and_in_its_table():
     assert list(rows) == DRAWS
     assert float(rows["fixed-u96"].split()[-9]) == float(f"{fixed['chi2']:.4g}")
     assert lines[-1].startswith(f"{len(DRAWS)} draws in ") and "target ≤ 180 s" in lines[-1]
+
+
+def test_the_benchmarks_run_in_their_modules_order_whichever_was_imported_first():
+    """This module imported the token-law benchmark before the others: the registry's order
+    (what ``bench`` runs and ``bench --help`` lists) is still that of ``bench.MODULES``."""
+    from rslab import bench
+
+    order = [fn.__module__.rsplit(".", 1)[1] for fn in bench.load().values()]
+    assert order == sorted(order, key=bench.MODULES.index) and order[-1] == "token_laws"

@@ -15,10 +15,13 @@ MODULES = ("reference", "numerics", "search", "sweep", "floors", "pipelining", "
 
 
 def load() -> dict:
-    """Import every benchmark module; return the registry (name → function)."""
+    """Import every benchmark module; return the registry (name → function) in the order of
+    ``MODULES``, whichever module was imported first."""
     for module in MODULES:
         importlib.import_module(f"rslab.bench.{module}")
-    return BENCHMARKS
+    rank = {f"rslab.bench.{m}": i for i, m in enumerate(MODULES)}
+    return dict(sorted(BENCHMARKS.items(),
+                       key=lambda item: rank.get(item[1].__module__, len(MODULES))))
 
 
 def run(names, args, *, echo=None) -> dict:
