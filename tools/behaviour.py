@@ -29,7 +29,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 TIMING_KEY = re.compile(r"(seconds|_s$|per_s|_wall|rss|_mb$|slowdown|meets_target|"
                         r"samples_per_s|mvalues|speedup_\d+_workers|_workers$)")
-TIMING_GLUE = re.compile(r"(seconds|_time$)")
+TIMING_GLUE = re.compile(r"(seconds|_time$|_rate$)")
 
 
 def strip_timings(obj):
