@@ -87,9 +87,7 @@ def speedup_rows(vocab: int, path: str = "fast", *, seed: int = 0, executor=None
     speedup and whether every token equals the reference's: what the speedup-against-V
     figure shows, without the floors, loop figures and other baselines of
     :func:`run_scenarios` (the four runs are tasks of ``executor``, default this process)."""
-    _check_vocab(vocab)
-    if path not in ("fast", "exact"):
-        raise ValueError(f"path must be 'fast' or 'exact', got {path!r}")
+    _check_point(vocab, path)
     tasks = [(name, plan, vocab, path, seed) for name in TEST_POINTS
              for plan in (baseline_plan(name), OPTIMISED)]
     runs = (executor or Serial()).map(_speedup_run, tasks)
@@ -123,9 +121,7 @@ def optimised_run(name: str, vocab: int, draw: tuple = DEFAULT_DRAW, *,
 def run_scenarios(vocab: int, path: str, *, seed: int = 0, progress: bool = True) -> dict:
     """The four runs (once per book build); returns the benchmark dict plus the runs
     themselves under ``runs``."""
-    _check_vocab(vocab)
-    if path not in ("fast", "exact"):
-        raise ValueError(f"path must be 'fast' or 'exact', got {path!r}")
+    _check_point(vocab, path)
     rows, runs = [], {}
     four = extra = 0.0
     total = sum(2 + len(ALSO_COMPARED[n]) for n in TEST_POINTS)
@@ -159,6 +155,12 @@ def run_scenarios(vocab: int, path: str, *, seed: int = 0, progress: bool = True
 def _check_vocab(vocab):
     if isinstance(vocab, bool) or not isinstance(vocab, int) or vocab < 256 or vocab % 256:
         raise ValueError(f"vocab must be a positive multiple of 256, got {vocab!r}")
+
+
+def _check_point(vocab, path):
+    _check_vocab(vocab)
+    if path not in ("fast", "exact"):
+        raise ValueError(f"path must be 'fast' or 'exact', got {path!r}")
 
 
 def draw_row(name: str, draw, run: SamplerRun, div8: int, base: SamplerRun | None) -> dict:
