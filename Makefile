@@ -75,14 +75,14 @@ browser-test: $(STAMP) chromium lab-settings
 
 test: lint pytest book-quick browser-test
 
-# A reader's install: the package and its `book` extra (what a notebook reader needs) at the
+# A reader's install: the package and its `book` and `fast` extras (what a notebook reader needs) at the
 # lock's versions (requirements.txt as constraints), not the test stack; and jupytext's
 # notebook view as the default viewer of .md files in this venv's JupyterLab (never in the
 # user's home).
 $(READER): requirements.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -c requirements.txt -e '.[book]'
+	$(BIN)/python -m pip install --quiet -c requirements.txt -e '.[book,fast]'
 	touch $(READER)
 
 $(LAB_SETTINGS): $(READER)

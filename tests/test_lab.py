@@ -75,12 +75,12 @@ def requirement_closure(names: list[str]) -> set[str]:
 
 def test_the_readers_install_does_not_pull_the_test_stack():
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    reader = requirement_closure(project["dependencies"]
-                                 + project["optional-dependencies"]["book"])
+    extras = project["optional-dependencies"]
+    reader = requirement_closure(project["dependencies"] + extras["book"] + extras["fast"])
     assert "jupyterlab-myst" in reader and "jupytext" in reader
     pulled = reader & {"pytest", "playwright", "hypothesis", "dask", "jupyter-book", "ruff"}
     assert not pulled, f"the book extra pulls the test stack: {pulled}"
     makefile = (ROOT / "Makefile").read_text()
-    assert "pip install --quiet -c requirements.txt -e '.[book]'" in makefile
+    assert "pip install --quiet -c requirements.txt -e '.[book,fast]'" in makefile
     lab = re.search(r"^lab: (.*)\n\t(.*)$", makefile, re.MULTILINE)
     assert lab.group(1) == "lab-settings" and "rslab.lab" in lab.group(2)

@@ -21,6 +21,9 @@ the floor. The targets are those of the project's plan (seconds on this machine)
   floor: the rate of writing the random words alone (the RNG's passes, in place).
 * ``simulator``: ops per CPU second simulating the optimised sampler on the all-accept test
   point at V = 154,880, trace off and on; floor: one 128-lane NumPy operation per op.
+
+``sfu_models`` says how the SFU models ran (``numba …``: compiled, the optional ``fast``
+extra; ``numpy``: without it), which moves ``fastlog2`` and the simulator.
 """
 
 import time
@@ -32,6 +35,7 @@ from rslab.bench.registry import benchmark
 from rslab.machine.simulator import simulate
 from rslab.numerics import montecarlo as mc
 from rslab.numerics import search, stats
+from rslab.numerics.compiled import backend
 from rslab.numerics.fastlog import DEFAULT_FASTLOG2
 from rslab.numerics.gumbel import get_noise, lattice_first_layer
 
@@ -177,4 +181,5 @@ def run(args=None) -> dict:
     u = mc.lattice_uniforms()
     DEFAULT_FASTLOG2(u[:1024])
     return {"floors": {"fastlog2": _fastlog(u), **_exact(u), **_grid_point(u),
-                       **_sample_stats(), **_montecarlo(), **_simulator()}}
+                       **_sample_stats(), **_montecarlo(), **_simulator(),
+                       "sfu_models": backend()}}

@@ -14,6 +14,7 @@ from rslab.machine.asm import assemble
 from rslab.machine.errors import MachineError
 from rslab.machine.examples import resource_bound_body, sumexp_inputs, sumexp_naive
 from rslab.machine.simulator import DEFAULT_MAX_STEPS, simulate
+from rslab.numerics.compiled import backend, numpy_only
 
 N_VECTORS = 2000          # packed vectors of the naive sum-exp loop (≈ 14 ops each)
 N_ITERATIONS = 6000       # iterations of the 10-bundle, 24-op resource-bound body
@@ -51,7 +52,9 @@ def _rate(program, repeats=3, **kw):
 def machine_benchmark(args) -> dict:
     """Ops per CPU-second of the simulator (best of 3), tracing off and on.
 
-    CPU time (``process_time``), not wall time: the benchmark machine is shared.
+    CPU time (``process_time``), not wall time: the benchmark machine is shared. The sampler
+    also runs with the SFU models on their NumPy path (``sfu_models`` says which path the
+    other figures took: the compiled one when numba is installed).
     """
     words, row_max, _ = sumexp_inputs(N_VECTORS)
     cases = {
@@ -67,9 +70,12 @@ def machine_benchmark(args) -> dict:
         out[name] = {"ops": ops, "ops_per_s_trace_off": round(off),
                      "ops_per_s_trace_on": round(on), "trace_slowdown": round(off / on, 2),
                      "ops_per_s_trace_off_wall": round(off_wall)}
+    program, kw = cases["sampler_all_accept"]
+    with numpy_only():
+        _, numpy_off, _ = _rate(program, **kw)
     out["sampler_all_accept"].update(
-        vocab=SAMPLER_VOCAB, **{f"target_ops_per_s_{k}": round(v)
-                                for k, v in SAMPLER_TARGETS.items()})
+        vocab=SAMPLER_VOCAB, sfu_models=backend(), ops_per_s_trace_off_numpy_sfu=round(numpy_off),
+        **{f"target_ops_per_s_{k}": round(v) for k, v in SAMPLER_TARGETS.items()})
     out["runaway"] = _runaway()
     return {"machine": out}
 

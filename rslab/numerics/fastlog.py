@@ -55,6 +55,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from rslab.numerics import compiled
+
 _MANT_BITS = 23
 _CHUNK = 1 << 16
 _ROUNDINGS = ("nearest", "truncate")
@@ -200,8 +202,12 @@ class FastLog2:
         flat = np.ascontiguousarray(x).reshape(-1)
         out = np.empty(flat.shape, np.float32)
         bits = flat.view(np.uint32)
-        work = _Workspace(min(_CHUNK, flat.size))
         plan = _plan(self)
+        kernel = compiled.kernel("log2") if self.output_rounding == "nearest" else None
+        if kernel is not None:
+            kernel(bits, out, plan.table, plan.knobs)
+            return out.reshape(x.shape)
+        work = _Workspace(min(_CHUNK, flat.size))
         for start in range(0, flat.size, _CHUNK):
             sl = slice(start, start + _CHUNK)
             self._eval(bits[sl], out[sl], plan, work)
@@ -367,6 +373,10 @@ class _Plan(NamedTuple):
     """``2·threshold − 1``: ``|Y| < threshold`` ⟺ ``Y + threshold − 1`` below it (unsigned)."""
     scale: np.ndarray
     """``2^-P``."""
+    table: np.ndarray
+    """``base``, ``c1`` and ``c2`` as the rows of one array (the compiled kernel's)."""
+    knobs: np.ndarray
+    """The constants as the compiled kernel reads them (:mod:`rslab.numerics.compiled`)."""
 
 
 @functools.lru_cache(maxsize=8)
@@ -377,17 +387,20 @@ def _plan(cfg: FastLog2) -> _Plan:
     hi = np.arange(1 << (9 + s), dtype=np.int64)
     seg = hi & ((1 << s) - 1)
     e = ((hi >> s) & 0xFF) - 127
-    tabs = ((e << p) + (c0[seg] << (p - cfg.c0_bits)), c1[seg], c2[seg])
-    for arr in tabs:
-        arr.setflags(write=False)
+    table = np.stack(((e << p) + (c0[seg] << (p - cfg.c0_bits)), c1[seg], c2[seg]))
+    table.setflags(write=False)
     thr = int(np.ceil(cfg.zero_threshold * 2.0**p)) if cfg.zero_threshold > 0 else 0
-    return _Plan(*tabs, np.array(_MANT_BITS - s, np.uint32),
-                 np.array((1 << (_MANT_BITS - s)) - 1, np.uint32),
-                 _make_cut(cfg.c1_bits + _MANT_BITS - p, cfg.product_rounding),
-                 _int64(2 * _MANT_BITS - cfg.square_bits),
-                 _make_cut(cfg.c2_bits + cfg.square_bits - p, cfg.product_rounding),
+    t1 = _make_cut(cfg.c1_bits + _MANT_BITS - p, cfg.product_rounding)
+    t2 = _make_cut(cfg.c2_bits + cfg.square_bits - p, cfg.product_rounding)
+    drop = p - cfg.output_fraction_bits if cfg.output_fraction_bits is not None else 0
+    knobs = compiled.as_knobs(_MANT_BITS - s, (1 << (_MANT_BITS - s)) - 1, cfg.degree,
+                              2 * _MANT_BITS - cfg.square_bits, *compiled.cut_knobs(*t1),
+                              *compiled.cut_knobs(*t2), drop, thr, p)
+    return _Plan(*table, np.array(_MANT_BITS - s, np.uint32),
+                 np.array((1 << (_MANT_BITS - s)) - 1, np.uint32), t1,
+                 _int64(2 * _MANT_BITS - cfg.square_bits), t2,
                  thr, _int64(thr - 1), np.array(max(2 * thr - 1, 0), np.uint64),
-                 np.array(2.0**-p))
+                 np.array(2.0**-p), table, knobs)
 
 
 @functools.lru_cache(maxsize=64)
@@ -465,6 +478,12 @@ class FastExp2:
 
     def __call__(self, x) -> np.ndarray:
         x = _as_f32(x)
+        kernel = compiled.kernel("exp2")
+        if kernel is not None:
+            out = np.empty(x.shape, np.float32)
+            plan = _exp2_plan(self)
+            kernel(np.ascontiguousarray(x).reshape(-1), out.reshape(-1), plan.table, plan.knobs)
+            return out
         xd = x.astype(np.float64).reshape(-1)
         magnitudes = np.bitwise_and(x.reshape(-1).view(np.uint32), _ABS_BITS)
         if not xd.size or np.maximum.reduce(magnitudes) <= _BITS_126:
@@ -537,24 +556,25 @@ class _Exp2Plan(NamedTuple):
     """``coeff_bits + 26 − P``: the products ``C·d`` cut to ``P`` bits."""
     scale: np.ndarray
     """``2^-P``."""
+    table: np.ndarray
+    """``c0``, ``c1`` and ``c2`` as the rows of one array (the compiled kernel's)."""
+    knobs: np.ndarray
+    """``seg_shift``, ``d_mask``, ``cut`` and ``P`` as the compiled kernel reads them."""
 
 
 @functools.lru_cache(maxsize=8)
 def _exp2_plan(cfg: FastExp2) -> _Exp2Plan:
     """The ``_Exp2Plan`` of ``cfg`` (its minimax tables quantised), once per configuration."""
     seg = 1 << cfg.index_bits
-    tabs = [np.zeros(seg, np.int64) for _ in range(3)]
+    table = np.zeros((3, seg), np.int64)
     for i in range(seg):
         coef = _remez(np.exp2, i / seg, (i + 1) / seg, 2)
-        for j in range(3):
-            tabs[j][i] = _quantize(coef[j:j + 1], cfg.coeff_bits, "nearest")[0]
-    tabs[0] <<= cfg.product_bits - cfg.coeff_bits
-    for arr in tabs:
-        arr.setflags(write=False)
-    s = cfg.index_bits
-    return _Exp2Plan(*tabs, _int64(32 - s), _int64((1 << (32 - s)) - 1),
-                     _int64(cfg.coeff_bits + 26 - cfg.product_bits),
-                     np.array(2.0**-cfg.product_bits))
+        table[:, i] = _quantize(coef, cfg.coeff_bits, "nearest")
+    table[0] <<= cfg.product_bits - cfg.coeff_bits
+    table.setflags(write=False)
+    s, p = cfg.index_bits, cfg.product_bits
+    knobs = compiled.as_knobs(32 - s, (1 << (32 - s)) - 1, cfg.coeff_bits + 26 - p, p)
+    return _Exp2Plan(*table, *(_int64(k) for k in knobs[:3]), np.array(2.0**-p), table, knobs)
 
 
 DEFAULT_FASTLOG2 = FastLog2()

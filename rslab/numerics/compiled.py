@@ -1,0 +1,129 @@
+"""The SFU models compiled with numba (the optional ``fast`` extra): the same bits, less overhead.
+
+The simulator calls an SFU model on a FIFO's worth of rows at a time (about 6 × 128 lanes),
+where a NumPy evaluation is some thirty ufunc calls, each with a fixed cost: about 20 µs a
+call, most of it overhead. Here each model is one loop over the elements, doing what the NumPy
+path of :mod:`rslab.numerics.fastlog` does to one element, in the same order and in the same
+types (int64 integer datapath, one float64 → float32 rounding), so every result has the same
+bits; ``tests/test_compiled_sfu.py`` checks it over random bit patterns, every special value
+and several configurations.
+
+Without numba (or with ``RSLAB_COMPILED=0`` in the environment) ``KERNELS`` is None and the
+models take their NumPy path; :func:`numpy_only` switches the kernels off for a block (the
+tests and the benchmark compare both paths with it). Compiled code is cached beside this file
+(numba's ``cache=True``): the first process compiles, later ones load it.
+"""
+
+import os
+from contextlib import contextmanager
+
+import numpy as np
+
+
+def _build():
+    """The compiled kernels, or None without numba (or when ``RSLAB_COMPILED=0``)."""
+    if os.environ.get("RSLAB_COMPILED", "1") == "0":
+        return None
+    try:
+        import numba
+    except ImportError:
+        return None
+    jit = numba.njit(cache=True, nogil=True)
+
+    @jit
+    def exp2(x, out, tables, knobs):
+        """``FastExp2`` of float32 ``x`` into ``out``; ``tables`` rows C0·2^(P−coeff_bits),
+        C1, C2; ``knobs`` (segment shift, offset mask, product cut, P)."""
+        seg_shift, d_mask, cut = knobs[0], knobs[1], knobs[2]
+        scale = 2.0 ** -knobs[3]
+        work = np.empty(1, np.float64)
+        bits = work.view(np.int64)
+        for i in range(x.size):
+            xf = np.float64(x[i])
+            if xf != xf:
+                out[i] = np.nan
+            elif xf >= 128.0:
+                out[i] = np.inf
+            elif xf < -126.0:
+                out[i] = 0.0
+            else:
+                n = np.floor(xf)
+                fx = min(np.int64(np.rint((xf - n) * 4294967296.0)), 4294967295)
+                seg = fx >> seg_shift
+                d = (fx & d_mask) >> 6
+                acc = (tables[1, seg] * d) >> cut
+                acc += (((d * d) >> 26) * tables[2, seg]) >> cut
+                work[0] = np.float64(acc + tables[0, seg]) * scale
+                bits[0] = (bits[0] + (np.int64(n) << 52)) & -(1 << 29)
+                out[i] = np.float32(work[0])
+
+    @jit
+    def log2(bits, out, tables, knobs):
+        """``FastLog2`` (output rounding to nearest) of the float32 bit patterns ``bits`` into
+        ``out``; ``tables`` rows base, C1, C2 by index ``bits >> hi_shift``; ``knobs`` (see
+        :func:`log2_knobs`)."""
+        hi_shift, d_mask, degree, square_cut = knobs[0], knobs[1], knobs[2], knobs[3]
+        w1, h1, r1, w2, h2, r2 = knobs[4], knobs[5], knobs[6], knobs[7], knobs[8], knobs[9]
+        drop, threshold = knobs[10], knobs[11]
+        scale = 2.0 ** -knobs[12]
+        for i in range(bits.size):
+            b = np.int64(bits[i])
+            if not 0x00800000 <= b < 0x7F800000:  # not a positive normal
+                exponent = (b >> 23) & 0xFF
+                if exponent == 0:
+                    out[i] = -np.inf
+                elif b == 0x7F800000:
+                    out[i] = np.inf
+                else:
+                    out[i] = np.nan
+                continue
+            hi = b >> hi_shift
+            d = b & d_mask
+            acc = tables[0, hi] + ((((tables[1, hi] * d) << w1) + h1) >> r1)
+            if degree == 2:
+                acc += (((tables[2, hi] * ((d * d) >> square_cut)) << w2) + h2) >> r2
+            if drop:
+                acc = ((acc + (1 << (drop - 1))) >> drop) << drop
+            if -threshold < acc < threshold:
+                acc = 0
+            out[i] = np.float32(np.float64(acc) * scale)
+
+    return {"exp2": exp2, "log2": log2, "numba": numba.__version__}
+
+
+KERNELS = _build()
+"""``{"exp2", "log2", "numba"}``: the compiled models and numba's version, or None."""
+
+_active = [KERNELS is not None]
+
+
+def kernel(name: str):
+    """The compiled kernel ``name`` when compiled models are on, else None."""
+    return KERNELS[name] if _active[0] else None
+
+
+def backend() -> str:
+    """What evaluates the SFU models now: ``"numba <version>"`` or ``"numpy"``."""
+    return f"numba {KERNELS['numba']}" if _active[0] else "numpy"
+
+
+@contextmanager
+def numpy_only():
+    """The SFU models take their NumPy path inside the block."""
+    saved, _active[0] = _active[0], False
+    try:
+        yield
+    finally:
+        _active[0] = saved
+
+
+def cut_knobs(widen, drop, half) -> tuple[int, int, int]:
+    """A product cut (left shift ``widen``, or add ``half`` and shift right ``drop``) as the
+    three integers ``(widen, half, drop)`` of ``((v << widen) + half) >> drop``."""
+    return (int(widen) if widen is not None else 0, int(half) if half is not None else 0,
+            int(drop) if drop is not None else 0)
+
+
+def as_knobs(*values) -> np.ndarray:
+    """A kernel's integer knobs as one int64 array (one argument: less call overhead)."""
+    return np.array(values, np.int64)
