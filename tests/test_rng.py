@@ -50,6 +50,14 @@ def test_lattice_has_2_pow_24_distinct_increasing_values_inside_unit_interval():
     assert u[0] > 0 and u[-1] < 1
 
 
+def test_every_lattice_uniform_is_k_plus_a_half_over_2_pow_24_below_a_half():
+    k = np.arange(2**24, dtype=np.int64)
+    exact = (k + np.where(k < 2**23, 0.5, 0.0)) * 2.0**-24  # float64: exact
+    u = all_uniforms()
+    assert np.array_equal(u.astype(np.float64), exact)
+    assert np.array_equal(uniform_from_index(k[::-7].astype(np.uint32)), u[::-7])
+
+
 def test_uniform_from_words_uses_top_24_bits():
     w = np.array([0, 0xFF, 0x100, 0xFFFFFFFF, 0x80000000], np.uint32)
     u = uniform_from_words(w)

@@ -1,12 +1,18 @@
-"""The SFU models compiled with numba (the optional ``fast`` extra): the same bits, less overhead.
+"""The SFU models and two lattice loops compiled with numba (the optional ``fast`` extra).
 
 The simulator calls an SFU model on a FIFO's worth of rows at a time (about 6 × 128 lanes),
 where a NumPy evaluation is some thirty ufunc calls, each with a fixed cost: about 20 µs a
 call, most of it overhead. Here each model is one loop over the elements, doing what the NumPy
 path of :mod:`rslab.numerics.fastlog` does to one element, in the same order and in the same
 types (int64 integer datapath, one float64 → float32 rounding), so every result has the same
-bits; ``tests/test_compiled_sfu.py`` checks it over random bit patterns, every special value
+bits; ``tests/test_compiled.py`` checks it over random bit patterns, every special value
 and several configurations.
+
+``count`` is the Monte Carlo's histogram of lattice indices: NumPy sorts each chunk of
+indices before ``np.add.at`` (unsorted, the scatter misses the cache at every index), a loop
+needs no sort; the counts are the same integers. ``ks_line`` is the KS distance's two maxima
+over a law's atoms in one pass (NumPy: five passes over up to 2^24 float64 values); the
+same float64 operations, so the same value.
 
 Without numba (or with ``RSLAB_COMPILED=0`` in the environment) ``KERNELS`` is None and the
 models take their NumPy path; :func:`numpy_only` switches the kernels off for a block (the
@@ -88,11 +94,37 @@ def _build():
                 acc = 0
             out[i] = np.float32(np.float64(acc) * scale)
 
-    return {"exp2": exp2, "log2": log2, "numba": numba.__version__}
+    @jit
+    def count(k, counts):
+        """``counts[i] += 1`` for every index ``i`` in ``k`` (a histogram, in place)."""
+        for i in range(k.size):
+            counts[k[i]] += 1
+
+    @jit
+    def ks_line(f, after, total):
+        """``(max(after/total − f), max(f[1:] − after[:-1]/total))``, each NaN if a term is
+        (as NumPy's ``max``), the second −inf for one value."""
+        plus = minus = -np.inf
+        previous = 0.0
+        for i in range(f.size):
+            a = after[i] / total
+            d = a - f[i]
+            if d > plus or d != d:
+                plus = d
+            if i:
+                d = f[i] - previous
+                if d > minus or d != d:
+                    minus = d
+            previous = a
+        return plus, minus
+
+    return {"exp2": exp2, "log2": log2, "count": count, "ks_line": ks_line,
+            "numba": numba.__version__}
 
 
 KERNELS = _build()
-"""``{"exp2", "log2", "numba"}``: the compiled models and numba's version, or None."""
+"""``{"exp2", "log2", "count", "ks_line", "numba"}``: the compiled kernels and numba's
+version, or None."""
 
 _active = [KERNELS is not None]
 
@@ -103,13 +135,13 @@ def kernel(name: str):
 
 
 def backend() -> str:
-    """What evaluates the SFU models now: ``"numba <version>"`` or ``"numpy"``."""
+    """What runs the compiled kernels' work now: ``"numba <version>"`` or ``"numpy"``."""
     return f"numba {KERNELS['numba']}" if _active[0] else "numpy"
 
 
 @contextmanager
 def numpy_only():
-    """The SFU models take their NumPy path inside the block."""
+    """The SFU models and the lattice loops take their NumPy path inside the block."""
     saved, _active[0] = _active[0], False
     try:
         yield

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from rslab.executors import LocalProcesses, Serial
+from rslab.numerics import compiled
 from rslab.numerics.gumbel import lattice, on_lattice
 from rslab.numerics.rng import (
     UNIFORM_BITS,
@@ -111,12 +112,16 @@ def cumulative_ks(f, after, total: int) -> float:
     """KS distance from F at sorted distinct values ``f``, given how many of ``total`` points lie
     at or below each (``after``, integers): ``max(after/total − F, F − before/total)`` with
     ``before`` the previous value's ``after`` (0 first), in two buffers."""
-    after = np.divide(after, total)
-    line = np.subtract(after, f)
-    d_plus = line.max()
-    # before/total is after/total shifted by one, with 0 first (F − 0 is F exactly)
-    d_minus = max(np.subtract(f[1:], after[:-1], out=line[1:]).max(initial=-np.inf), f[0])
-    return float(max(d_plus, d_minus))
+    line = compiled.kernel("ks_line")
+    if line is not None:
+        d_plus, d_minus = line(f, after, total)
+    else:
+        after = np.divide(after, total)
+        diff = np.subtract(after, f)
+        d_plus = diff.max()
+        # before/total is after/total shifted by one, with 0 first (F − 0 is F exactly)
+        d_minus = np.subtract(f[1:], after[:-1], out=diff[1:]).max(initial=-np.inf)
+    return float(max(d_plus, max(d_minus, f[0])))
 
 
 def ks_from_atoms(values, counts) -> float:
@@ -217,7 +222,7 @@ def lattice_counts(seed: int, n: int, *, rng: str = "hw", chunk: int = DEFAULT_C
     if not 0 <= first <= first + n <= MAX_SAMPLES_PER_SEED:
         raise ValueError(f"need 0 <= start <= stop <= 2^32, got start={first}, stop={first + n}")
     counts = np.zeros(LATTICE_SIZE, dtype=np.uint32 if n < 2**32 else np.uint64)
-    one = counts.dtype.type(1)
+    one, count = counts.dtype.type(1), compiled.kernel("count")
     words, tmp = np.empty(min(n, chunk), np.uint32), np.empty(min(n, chunk), np.uint32)
     for start, stop in _chunks(n, chunk):
         if rng == "hw":
@@ -225,8 +230,11 @@ def lattice_counts(seed: int, n: int, *, rng: str = "hw", chunk: int = DEFAULT_C
         else:
             k = stream_words(seed, first + start, first + stop, rng)
         np.right_shift(k, np.uint32(32 - UNIFORM_BITS), out=k)
-        k.sort()  # the same counts; sorted indices make the scatter cache-friendly
-        np.add.at(counts, k, one)
+        if count is not None:
+            count(k, counts)
+        else:
+            k.sort()  # the same counts; sorted indices make the scatter cache-friendly
+            np.add.at(counts, k, one)
         if on_chunk is not None:
             on_chunk(stop - start)
     return counts
@@ -514,10 +522,13 @@ def draw_counts(seeds, samples_per_seed: int, *, processes: int = 1, chunk: int 
         if executor is None:
             executor_.shutdown()
     dtype = np.uint32 if n < 2**32 else np.uint64
-    out = {s: np.zeros(LATTICE_SIZE, dtype=dtype) for s in seeds}
+    out = {}
     for (seed, *_), counts in zip(tasks, blocks, strict=True):
-        out[seed] += counts
-    return out
+        if seed in out:
+            out[seed] += counts
+        else:  # the first block's table is the stream's (no zeroed table to add it to)
+            out[seed] = counts.astype(dtype, copy=False)
+    return {s: out[s] for s in seeds}
 
 
 def _evaluate_task(item, shared):

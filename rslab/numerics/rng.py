@@ -146,9 +146,10 @@ def uniform_from_index(k) -> np.ndarray:
         raise ValueError(f"k must be integer lattice indices, got dtype {k.dtype}")
     if k.size and (k.min() < 0 or k.max() >= 2**UNIFORM_BITS):
         raise ValueError(f"k must lie in [0, 2**{UNIFORM_BITS}), got [{k.min()}, {k.max()}]")
-    k = k.astype(np.int64)
-    half = np.where(k < 2 ** (UNIFORM_BITS - 1), 0.5, 0.0)
-    return ((k + half) * 2.0**-UNIFORM_BITS).astype(np.float32)
+    # every step is exact in float32: k < 2^24, k + ½ < 2^23 (24 bits), then a power of two
+    u = k.astype(np.float32)
+    np.add(u, np.float32(0.5), out=u, where=k < 2 ** (UNIFORM_BITS - 1))
+    return np.multiply(u, np.float32(2.0**-UNIFORM_BITS), out=u)
 
 
 def uniform_from_words(words) -> np.ndarray:

@@ -1,5 +1,5 @@
-"""The compiled SFU models give the NumPy path's bits, and a run of the simulator is the same
-with either (the ``fast`` extra changes speed, nothing else)."""
+"""The compiled kernels give the NumPy path's bits: the SFU models, a run of the simulator, the
+Monte Carlo's counts and KS distances (the ``fast`` extra changes speed, nothing else)."""
 
 import os
 import subprocess
@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from rslab.machine.simulator import simulate
 from rslab.numerics import compiled
+from rslab.numerics import montecarlo as mc
 from rslab.numerics.fastlog import FastExp2, FastLog2
 
 pytestmark = pytest.mark.skipif(compiled.KERNELS is None,
@@ -108,3 +109,45 @@ def test_rslab_compiled_0_turns_the_kernels_off():
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                          check=True)
     assert out.stdout.strip() == "numpy"
+
+
+def _both(fn):
+    fast = fn()
+    with compiled.numpy_only():
+        slow = fn()
+    return fast, slow
+
+
+def test_the_compiled_histogram_gives_the_same_counts():
+    fast, slow = _both(lambda: mc.draw_counts((3, 7), 3 * 10**6 + 11, chunk=2**20,
+                                              block=2**21, progress=False))
+    assert list(fast) == list(slow) == [3, 7]
+    for seed in fast:
+        assert fast[seed].dtype == slow[seed].dtype
+        np.testing.assert_array_equal(fast[seed], slow[seed])
+
+
+@pytest.mark.parametrize("case", ["random", "nan", "one", "ties"])
+def test_the_compiled_ks_line_gives_the_same_distance(case):
+    rng = np.random.default_rng(5)
+    n = {"one": 1}.get(case, 100_000)
+    f = np.sort(rng.random(n))
+    after = np.sort(rng.integers(0, 10**6, n)).astype(np.uint32)
+    if case == "nan":
+        f[n // 2] = np.nan
+    if case == "ties":
+        f = np.round(f, 3)
+    fast, slow = _both(lambda: mc.cumulative_ks(f, after, 10**6))
+    assert fast == slow or (np.isnan(fast) and np.isnan(slow))
+
+
+def test_a_monte_carlo_run_is_the_same_with_either_path():
+    from rslab.numerics.gumbel import get_noise
+
+    pipes = {"div8": get_noise("div8"), "naive": get_noise("naive")}
+    fast, slow = _both(lambda: mc.run(pipes, (1, 2), 2 * 10**6, progress=False))
+    for name in pipes:
+        a, b = fast[name], slow[name]
+        np.testing.assert_array_equal(a.ks, b.ks)
+        np.testing.assert_array_equal(a.bin_counts, b.bin_counts)
+        assert (a.lam, a.exact_ks) == (b.lam, b.exact_ks)
