@@ -151,3 +151,21 @@ def test_a_monte_carlo_run_is_the_same_with_either_path():
         np.testing.assert_array_equal(a.ks, b.ks)
         np.testing.assert_array_equal(a.bin_counts, b.bin_counts)
         assert (a.lam, a.exact_ks) == (b.lam, b.exact_ks)
+
+
+def test_without_a_writable_cache_the_kernels_compile_per_process():
+    code = """
+import numba, numpy as np
+real = numba.njit
+def njit(*args, **kw):
+    if kw.get("cache"):
+        raise RuntimeError("cannot cache function 'f': no locator available for file 'f.py'")
+    return real(*args, **kw)
+numba.njit = njit
+from rslab.numerics import compiled
+from rslab.numerics.fastlog import DEFAULT_FASTLOG2
+print(compiled.backend(), DEFAULT_FASTLOG2(np.array([8.0], np.float32))[0])
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.split() == ["numba", compiled.KERNELS["numba"], "3.0"]

@@ -17,7 +17,9 @@ same float64 operations, so the same value.
 Without numba (or with ``RSLAB_COMPILED=0`` in the environment) ``KERNELS`` is None and the
 models take their NumPy path; :func:`numpy_only` switches the kernels off for a block (the
 tests and the benchmark compare both paths with it). Compiled code is cached beside this file
-(numba's ``cache=True``): the first process compiles, later ones load it.
+(numba's ``cache=True``, or numba's user cache where this folder is read-only): the first
+process compiles (about a second), later ones load it (about 0.4 s a kernel, once per
+process).
 """
 
 import os
@@ -34,7 +36,14 @@ def _build():
         import numba
     except ImportError:
         return None
-    jit = numba.njit(cache=True, nogil=True)
+
+    def jit(fn):
+        """``fn`` compiled, cached on disk where numba finds a writable place (else per
+        process)."""
+        try:
+            return numba.njit(cache=True, nogil=True)(fn)
+        except RuntimeError:  # numba: "cannot cache function …: no locator available"
+            return numba.njit(nogil=True)(fn)
 
     @jit
     def exp2(x, out, tables, knobs):
