@@ -15,8 +15,8 @@ from rslab.numerics import compiled
 from rslab.numerics import montecarlo as mc
 from rslab.numerics.fastlog import FastExp2, FastLog2
 
-pytestmark = pytest.mark.skipif(compiled.KERNELS is None,
-                                reason="numba is not installed (the optional fast extra)")
+pytestmark = pytest.mark.skipif(
+    compiled.KERNELS is None, reason="no compiled kernels (no numba, or RSLAB_COMPILED=0)")
 
 SPECIAL_BITS = np.array([0, 0x80000000, 1, 0x80000001, 0x007FFFFF, 0x807FFFFF, 0x00800000,
                          0x00800001, 0x7F7FFFFF, 0xFF7FFFFF, 0x7F800000, 0xFF800000, 0x7FC00000,
