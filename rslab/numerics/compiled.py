@@ -75,8 +75,10 @@ def _build():
     @jit
     def log2(bits, out, tables, knobs):
         """``FastLog2`` (output rounding to nearest) of the float32 bit patterns ``bits`` into
-        ``out``; ``tables`` rows base, C1, C2 by index ``bits >> hi_shift``; ``knobs`` (see
-        :func:`log2_knobs`)."""
+        ``out``; ``tables`` rows base, C1, C2 by index ``bits >> hi_shift``; ``knobs`` (the
+        plan's, :mod:`rslab.numerics.fastlog`): index shift, offset mask, degree, square cut,
+        each product's cut as (widen, half, drop), the output fraction's drop, the plateau
+        threshold, P."""
         hi_shift, d_mask, degree, square_cut = knobs[0], knobs[1], knobs[2], knobs[3]
         w1, h1, r1, w2, h2, r2 = knobs[4], knobs[5], knobs[6], knobs[7], knobs[8], knobs[9]
         drop, threshold = knobs[10], knobs[11]
