@@ -16,7 +16,7 @@ from rslab.numerics import montecarlo as mc
 from rslab.numerics.fastlog import FastExp2, FastLog2
 
 pytestmark = pytest.mark.skipif(
-    compiled.KERNELS is None, reason="no compiled kernels (no numba, or RSLAB_COMPILED=0)")
+    compiled.kernels() is None, reason="no compiled kernels (no numba, or RSLAB_COMPILED=0)")
 
 SPECIAL_BITS = np.array([0, 0x80000000, 1, 0x80000001, 0x007FFFFF, 0x807FFFFF, 0x00800000,
                          0x00800001, 0x7F7FFFFF, 0xFF7FFFFF, 0x7F800000, 0xFF800000, 0x7FC00000,
@@ -87,7 +87,7 @@ def test_numpy_only_restores_the_compiled_models():
         assert compiled.backend() == "numpy"
         assert compiled.kernel("exp2") is None
     assert compiled.backend().startswith("numba ")
-    assert compiled.kernel("exp2") is compiled.KERNELS["exp2"]
+    assert compiled.kernel("exp2") is compiled.kernels()["exp2"]
 
 
 def test_a_simulated_sampler_is_the_same_run_with_either_path():
@@ -168,4 +168,11 @@ print(compiled.backend(), DEFAULT_FASTLOG2(np.array([8.0], np.float32))[0])
 """
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
-    assert out.stdout.split() == ["numba", compiled.KERNELS["numba"], "3.0"]
+    assert out.stdout.split() == ["numba", compiled.kernels()["numba"], "3.0"]
+
+
+def test_the_command_line_starts_without_importing_numba():
+    code = "import sys, rslab.cli; print('numba' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.strip() == "False"

@@ -14,7 +14,7 @@ needs no sort; the counts are the same integers. ``ks_line`` is the KS distance'
 over a law's atoms in one pass (NumPy: five passes over up to 2^24 float64 values); the
 same float64 operations, so the same value.
 
-Without numba (or with ``RSLAB_COMPILED=0`` in the environment) ``KERNELS`` is None and the
+Without numba (or with ``RSLAB_COMPILED=0`` in the environment) ``kernels()`` is None and the
 models take their NumPy path; :func:`numpy_only` switches the kernels off for a block (the
 tests and the benchmark compare both paths with it). Compiled code is cached beside this file
 (numba's ``cache=True``, or numba's user cache where this folder is read-only): the first
@@ -22,14 +22,18 @@ process compiles (about a second), later ones load it (about 0.4 s a kernel, onc
 process).
 """
 
+import functools
 import os
 from contextlib import contextmanager
 
 import numpy as np
 
 
-def _build():
-    """The compiled kernels, or None without numba (or when ``RSLAB_COMPILED=0``)."""
+@functools.cache
+def kernels() -> dict | None:
+    """``{"exp2", "log2", "count", "ks_line", "numba"}``: the compiled kernels and numba's
+    version, or None without numba (or when ``RSLAB_COMPILED=0``). Built at the first call, so
+    a process that runs none of them (a command line's help, say) does not import numba."""
     if os.environ.get("RSLAB_COMPILED", "1") == "0":
         return None
     try:
@@ -133,21 +137,20 @@ def _build():
             "numba": numba.__version__}
 
 
-KERNELS = _build()
-"""``{"exp2", "log2", "count", "ks_line", "numba"}``: the compiled kernels and numba's
-version, or None."""
-
-_active = [KERNELS is not None]
+_active = [True]
+"""False inside ``numpy_only``."""
 
 
 def kernel(name: str):
-    """The compiled kernel ``name`` when compiled models are on, else None."""
-    return KERNELS[name] if _active[0] else None
+    """The compiled kernel ``name`` when compiled kernels are on, else None."""
+    built = kernels() if _active[0] else None
+    return built[name] if built else None
 
 
 def backend() -> str:
     """What runs the compiled kernels' work now: ``"numba <version>"`` or ``"numpy"``."""
-    return f"numba {KERNELS['numba']}" if _active[0] else "numpy"
+    built = kernels() if _active[0] else None
+    return f"numba {built['numba']}" if built else "numpy"
 
 
 @contextmanager
