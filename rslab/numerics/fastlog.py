@@ -390,17 +390,16 @@ def _plan(cfg: FastLog2) -> _Plan:
     table = np.stack(((e << p) + (c0[seg] << (p - cfg.c0_bits)), c1[seg], c2[seg]))
     table.setflags(write=False)
     thr = int(np.ceil(cfg.zero_threshold * 2.0**p)) if cfg.zero_threshold > 0 else 0
+    hi_shift, square_cut = _MANT_BITS - s, 2 * _MANT_BITS - cfg.square_bits
+    d_mask = (1 << hi_shift) - 1
     t1 = _make_cut(cfg.c1_bits + _MANT_BITS - p, cfg.product_rounding)
     t2 = _make_cut(cfg.c2_bits + cfg.square_bits - p, cfg.product_rounding)
     drop = p - cfg.output_fraction_bits if cfg.output_fraction_bits is not None else 0
-    knobs = compiled.as_knobs(_MANT_BITS - s, (1 << (_MANT_BITS - s)) - 1, cfg.degree,
-                              2 * _MANT_BITS - cfg.square_bits, *compiled.cut_knobs(*t1),
+    knobs = compiled.as_knobs(hi_shift, d_mask, cfg.degree, square_cut, *compiled.cut_knobs(*t1),
                               *compiled.cut_knobs(*t2), drop, thr, p)
-    return _Plan(*table, np.array(_MANT_BITS - s, np.uint32),
-                 np.array((1 << (_MANT_BITS - s)) - 1, np.uint32), t1,
-                 _int64(2 * _MANT_BITS - cfg.square_bits), t2,
-                 thr, _int64(thr - 1), np.array(max(2 * thr - 1, 0), np.uint64),
-                 np.array(2.0**-p), table, knobs)
+    return _Plan(*table, np.array(hi_shift, np.uint32), np.array(d_mask, np.uint32), t1,
+                 _int64(square_cut), t2, thr, _int64(thr - 1),
+                 np.array(max(2 * thr - 1, 0), np.uint64), np.array(2.0**-p), table, knobs)
 
 
 @functools.lru_cache(maxsize=64)
