@@ -7,7 +7,7 @@ import pytest
 
 from rslab.machine import assemble, simulate
 from rslab.machine.examples import sumexp_naive
-from rslab.machine.stalls import CAUSES
+from rslab.machine.stalls import CHIP_CAUSES
 from rslab.machine.timeline import MARKS, timeline
 
 
@@ -92,6 +92,6 @@ def test_timeline_marks_stalls_issue_flight_and_ready():
     text = timeline(run.trace, 0, 8)
     rows = [line for line in text.splitlines() if "vadd.f32" in line]
     assert rows[0].endswith("I==R....") and rows[1].endswith(".rrI==R.")
-    assert set(MARKS) == set(CAUSES) and len(set(MARKS.values())) == len(CAUSES)
+    assert set(MARKS) == set(CHIP_CAUSES) and len(set(MARKS.values())) == len(CHIP_CAUSES)
     with pytest.raises(ValueError, match="window"):
         timeline(run.trace, 4, 2)

@@ -108,3 +108,14 @@ def lazy_epilog(p, text) -> None:
         return plain()
 
     p.format_help = format_help
+
+
+def chip_cores(text: str) -> int:
+    """The cores of a chip: a positive integer up to the simulator's bound (64)."""
+    from rslab.machine.config import CHIP_LIMITS
+
+    value = positive_int(text)
+    if value > CHIP_LIMITS["cores"]:
+        raise argparse.ArgumentTypeError(f"a chip has 1 to {CHIP_LIMITS['cores']} cores, "
+                                         f"got {text!r}")
+    return value

@@ -20,7 +20,7 @@ import math
 import sys
 from pathlib import Path
 
-from rslab.commands.argtypes import assignment, positive_int, window
+from rslab.commands.argtypes import assignment, chip_cores, positive_int, window
 from rslab.machine.simulator import DEFAULT_MAX_STEPS, MAX_STEPS_LIMIT
 
 HELP = "Assemble and simulate a program: cycles, stalls by cause, loops, timeline, trace."
@@ -51,6 +51,11 @@ def configure(p):
                         f"directives executed (default {DEFAULT_MAX_STEPS:,}, at most "
                         f"{MAX_STEPS_LIMIT:,})")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--cores", type=chip_cores, metavar="C",
+                   help="run the program on a chip of C cores (1-64): one program for all "
+                        "(scid reads the core's index) or a section per core ('.core N'); "
+                        "--config then takes the chip's settings too "
+                        "(hbm_bytes_per_cycle=576); see rslab.machine.sections")
 
 
 def step_limit(text: str) -> int:
@@ -235,6 +240,12 @@ def run(args) -> int:
     from rslab.machine.timeline import timeline
 
     file = example_file(args.example) if args.example else args.file
+    if args.cores is not None:
+        from rslab.commands.chipsim import run_chip
+
+        if args.timeline:
+            raise ValueError("--timeline: not with --cores (open the --trace in Perfetto)")
+        return run_chip(args, file, read_source(file))
     sim = simulate_file(file, args.config, args.vmem, args.max_steps)
     name = "<stdin>" if file == "-" else file
     rep = report(sim, name)

@@ -246,8 +246,9 @@ def _check_bundle(ops, line, text):
             written.add(reg)
     if sum(op.name in BRANCH_OPS for op in ops) > 1:
         raise AssemblyError(line, text, "at most one branch per bundle")
-    if any(op.name == "nop" for op in ops) and len(ops) > 1:
-        raise AssemblyError(line, text, "nop must be alone in its bundle")
+    for name in ("nop", "bar"):
+        if any(op.name == name for op in ops) and len(ops) > 1:
+            raise AssemblyError(line, text, f"{name} must be alone in its bundle")
 
 
 def _directive(head, parts, lineno, raw, entries, stack):

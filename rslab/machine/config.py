@@ -7,6 +7,9 @@ hold) and one latency per op class (cycles after issue until the result can be
 used). Everything else is a named scalar field.
 """
 
+from __future__ import annotations
+
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from types import MappingProxyType
@@ -156,4 +159,95 @@ class MachineConfig:
              "HBM → VMEM, asynchronous"),
             ("loops", f"hardware loops nest {self.loop_depth} deep; taken branch "
              f"+{self.branch_penalty} cycles", "zero-overhead loops"),
+        ]
+
+
+CHIP_LIMITS = {"cores": 64, "hbm_bytes_per_cycle": 2**20, "hop_latency": 1000,
+               "endpoint_latency": 1000, "exchange_bytes": 2**20}
+"""The largest value of each integer setting of the chip (``cores``: the simulator runs up to
+64; a Wormhole exposes 64, 72 or 80)."""
+
+WORMHOLE = "tenstorrent/tt-isa-documentation, WormholeB0/"
+"""The public documentation the chip's defaults come from (paths below it)."""
+
+
+@dataclass(frozen=True)
+class ChipConfig:
+    """The chip: ``cores`` copies of the machine chapter's core (``core``, each with its VMEM
+    and its DMA engine), the HBM their engines share, and the network-on-chip that carries the
+    exchange and the barrier. Every integer is checked against :data:`CHIP_LIMITS`.
+
+    The defaults were fixed from one public accelerator before anything was measured:
+    Tenstorrent's Wormhole (:data:`WORMHOLE`), whose cores, like this one, move data with
+    their own engines over a 2D-torus network. What carries over is a *ratio* of one core's
+    bandwidth to the chip's and the network's latencies in cycles; the core's own numbers
+    stay the machine chapter's."""
+
+    cores: int = 64
+    """Cores on the chip (1…64)."""
+    core: MachineConfig = field(default_factory=MachineConfig)
+    """Every core: the machine chapter's, with its VMEM and its DMA engine of
+    ``core.dma_bytes_per_cycle``."""
+    hbm_bytes_per_cycle: int = 1152
+    """The HBM bandwidth all the cores' DMA engines share: 9 × a core's 128 B/cycle. On a
+    Wormhole a core's NoC link carries one 256-bit flit, 32 B, per cycle (32 GB/s at the 1 GHz
+    AI clock: ``NoC/README.md``, *Performance*) and its twelve GDDR6 channels 288 GB/s in all
+    (``DRAMTile/README.md``, *Performance*): 288 B per cycle, the bandwidth of 9 cores'
+    links. The same ratio on this core's engine gives 9 × 128."""
+    hop_latency: int = 9
+    """Cycles for a message from one NoC router to the next (Wormhole: 9, ``NoC/README.md``)."""
+    endpoint_latency: int = 5
+    """Cycles between a core and its router, each way (Wormhole: ~5, ``NoC/README.md``)."""
+    exchange_bytes: int = 65536
+    """The exchange (:mod:`rslab.machine.exchange`): a region of every core's local memory
+    that the cores' posted writes are multicast into (a Wormhole core has 1464 KiB of L1,
+    ``TensixTile/README.md``; 64 KiB of it here)."""
+
+    def __post_init__(self):
+        for name, maximum in CHIP_LIMITS.items():
+            minimum = 0 if name in ("hop_latency", "endpoint_latency") else 1
+            _checked(name, getattr(self, name), minimum, maximum)
+        if not isinstance(self.core, MachineConfig):
+            raise ValueError(f"core must be a MachineConfig, got {type(self.core).__name__}")
+        if self.exchange_bytes % (4 * self.core.lanes):
+            raise ValueError(f"exchange_bytes must be a multiple of {4 * self.core.lanes}, "
+                             f"got {self.exchange_bytes}")
+
+    def with_(self, **changes) -> ChipConfig:
+        """A copy with some fields changed."""
+        unknown = set(changes) - {f.name for f in fields(self)}
+        if unknown:
+            raise ValueError(f"unknown ChipConfig fields {sorted(unknown)}")
+        return replace(self, **changes)
+
+    def grid(self, k: int) -> tuple[int, int]:
+        """(columns, rows) of the block of the chip's grid ``k`` cores occupy: the squarest."""
+        _checked("k", k, 1, self.cores)
+        cols = math.isqrt(k - 1) + 1
+        return cols, -(-k // cols)
+
+    def one_way(self, k: int) -> int:
+        """Cycles for a message between the farthest two of ``k`` cores: to the router, the
+        hops of a one-directional torus (every column and row but one), from the router."""
+        cols, rows = self.grid(k)
+        return 2 * self.endpoint_latency + self.hop_latency * (cols - 1 + rows - 1)
+
+    def barrier_latency(self, k: int) -> int:
+        """Cycles from the last of ``k`` cores arriving at a barrier to its release at every one:
+        the arrivals' trip to the barrier's counter and the release's trip back."""
+        return 2 * self.one_way(k)
+
+    def table(self) -> list[tuple[str, str, str]]:
+        """(resource, value, note) rows describing the chip, for the book."""
+        cols, rows = self.grid(self.cores)
+        return [
+            ("cores", f"{self.cores} on a {cols} × {rows} grid", "each the machine chapter's core"),
+            ("HBM", f"{self.hbm_bytes_per_cycle} B/cycle shared",
+             f"{self.hbm_bytes_per_cycle / self.core.dma_bytes_per_cycle:g} cores' DMA engines"),
+            ("network", f"hop {self.hop_latency}, endpoint {self.endpoint_latency} cycles",
+             f"farthest trip {self.one_way(self.cores)} cycles"),
+            ("barrier", f"{self.barrier_latency(self.cores)} cycles after the last arrival",
+             "two trips: to the counter and back"),
+            ("exchange", f"{self.exchange_bytes // 1024} KiB", "posted writes, read after a "
+             "barrier"),
         ]

@@ -18,9 +18,15 @@ from typing import NamedTuple
 import numpy as np
 
 from rslab.machine.errors import MachineError
-from rslab.machine.isa import BRANCH_OPS, SPECS
+from rslab.machine.isa import BRANCH_OPS, CHIP_OPS, SPECS
 from rslab.machine.memory import conflict_degree
-from rslab.machine.units import compile_ldst, compile_scalar, compile_valu, compile_xlu
+from rslab.machine.units import (
+    compile_exchange,
+    compile_ldst,
+    compile_scalar,
+    compile_valu,
+    compile_xlu,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +56,8 @@ class CompiledBundle:
     """(dst sreg, src sreg, length sreg, tag, op text) of each ``dma``."""
     branch: tuple | None
     """(kind 0 jmp / 1 bz / 2 bnz, tested sreg, target pc), or None."""
+    barrier: tuple | None = None
+    """``bar``: (register id of the name, scalar register of the name, count), or None."""
 
 
 def gather(values: list, index: np.ndarray) -> list:
@@ -220,7 +228,7 @@ class Decoder:
         writes = [reg_write(op) for op in entry.ops]
         redirect, post = self.redirects(reads, writes)
         parts = {"writes": [], "loads": [], "stores": [], "pushes": [], "pops": [], "dmas": [],
-                 "execs": [], "dmawait": None, "branch": None}
+                 "execs": [], "dmawait": None, "branch": None, "barrier": None}
         info = []
         for i, op in enumerate(entry.ops):
             dest = redirect.get(i, writes[i])
@@ -236,14 +244,16 @@ class Decoder:
         compiled = CompiledBundle(
             srcs, tuple(parts["writes"]), tuple(parts["execs"]) + tuple(post), loads, stores,
             tuple(parts["pushes"]), tuple(parts["pops"]), parts["dmawait"],
-            tuple(parts["dmas"]), parts["branch"])
+            tuple(parts["dmas"]), parts["branch"], parts["barrier"])
         return compiled, info, use
 
     def op(self, pc, op, d, parts) -> int | None:
         """Decode one op into ``parts``; returns its result latency (None: no result)."""
         spec, name, ctx, cfg = SPECS[op.name], op.name, self.ctx, self.config
         ready = cfg.latency[spec.lat] if spec.lat else None
-        if spec.slot == "valu" and name != "vpop":
+        if name in CHIP_OPS:
+            self.chip_op(pc, op, d, parts)
+        elif spec.slot == "valu" and name != "vpop":
             parts["execs"].append(compile_valu(name, d, op.operands[1:], ctx))
         elif name == "vpop":
             parts["pops"].append(ctx.F[d])
@@ -278,6 +288,21 @@ class Decoder:
         else:
             raise AssertionError(name)
         return ready
+
+    def chip_op(self, pc, op, d, parts):
+        """Decode an op of the chip (:data:`rslab.machine.isa.CHIP_OPS`) into ``parts``."""
+        if self.ctx.exchange is None:
+            self.fail(f"{op.name} needs a chip (its exchange and barriers): simulate the "
+                      "program on the cores of a chip (simulate_chip, rslab sim --cores N)",
+                      pc, op.text)
+        if op.name == "bar":
+            reg, count = op.operands[0][1], op.operands[1][1]
+            parts["barrier"] = (self.uid(op.operands[0]), reg, count)
+            return
+        reg = d if d is not None else op.operands[0][1]
+        parts["execs"].append(compile_exchange(op.name, reg, op.operands[1], self.ctx, op.text))
+        if op.name != "sxst":
+            parts["loads" if op.name == "xld" else "stores"].append(1)
 
     def check_tag(self, tag, lowest, pc, op):
         """A DMA tag names one of the machine's tags (``lowest`` −1: ``dmawait`` of all)."""

@@ -9,6 +9,9 @@ Operand kinds in ``sig``:
 
 Vector registers hold 128 lanes × 32-bit words; float ops read them as float32,
 integer ops as uint32. Masks are all-ones (true) or zero (false) words.
+
+The chip's ops (``CHIP_OPS``: the exchange, the barrier; :mod:`rslab.machine.chip`) run on a
+core of a chip only; ``scid`` reads 0 on a lone core.
 """
 
 import difflib
@@ -125,6 +128,14 @@ SPECS: dict[str, OpSpec] = {
                [("dma", "copy sLen bytes HBM[sSrc] → VMEM[sDst] asynchronously (optional tag)")])
         + _ops("scalar", None, "imm?", [("dmawait", "wait until the DMAs (of the tag) are done")])
         + _ops(None, None, "", [("nop", "an empty bundle")])
+        + _ops("scalar", "scalar", "sd", [("scid", "sD = this core's index on the chip "
+                                                  "(0 on a lone core)")])
+        + _ops("scalar", "st", "sa mem", [("sxst", "exchange word at [sA + imm] = sS (posted: "
+                                                   "the other cores read it after a barrier)")])
+        + _ops("st", "st", "va mem", [("xst", "128 exchange words at [sA + imm] = vS (posted)")])
+        + _ops("ld", "ld", "vd mem", [("xld", "vD = 128 exchange words at [sA + imm]")])
+        + _ops("scalar", None, "sa imm", [("bar", "wait until imm cores have arrived at the "
+                                                  "barrier named by the value of sA")])
     )
 }
 
@@ -140,6 +151,8 @@ SFU_OPS = frozenset(s.name for s in SPECS.values() if s.slot == "sfu")
 POP_OPS = frozenset(s.name for s in SPECS.values() if s.lat == "pop")
 """The ops that pop the SFU FIFO's head."""
 BRANCH_OPS = frozenset(("bz", "bnz", "jmp"))
+CHIP_OPS = frozenset(("sxst", "xst", "xld", "bar"))
+"""The ops that need a chip: its exchange memory and its barriers."""
 
 
 def did_you_mean(word: str) -> str:

@@ -44,11 +44,22 @@ For ``vld v0, [s5 + 6144] ; vpop v2 ; vmul.f32 v1, v1, v63`` it reads::
 from functools import lru_cache
 from typing import NamedTuple
 
-from rslab.machine.stalls import BANK, CAUSES, DMA, FULL, HOLD, RAW, WAIT
+from rslab.machine.stalls import (
+    BANK,
+    BARRIER,
+    CHIP_CAUSES,
+    DMA,
+    FULL,
+    HBM,
+    HOLD,
+    RAW,
+    WAIT,
+)
 from rslab.machine.units import OpFault
 
-_CAUSES = {"RAW": RAW, "BANK": BANK, "HOLD": HOLD, "FULL": FULL, "WAIT": WAIT, "DMA": DMA}
-"""The names the generated code charges stalls to, and their indices in ``CAUSES``."""
+_CAUSES = {"RAW": RAW, "BANK": BANK, "HOLD": HOLD, "FULL": FULL, "WAIT": WAIT, "DMA": DMA,
+           "HBM": HBM, "BAR": BARRIER}
+"""The names the generated code charges stalls to, and their indices in ``CHIP_CAUSES``."""
 
 
 class Shape(NamedTuple):
@@ -68,14 +79,21 @@ class Shape(NamedTuple):
     """0 ``jmp``, 1 ``bz``, 2 ``bnz`` or None."""
     ld_ports: int
     st_ports: int
+    shared: bool = False
+    """A core of a chip: ``dmawait`` waits for its own engine (``dma-wait``), then for the
+    shared HBM (``hbm``)."""
+    barrier: bool = False
+    """``bar``: waits for the release the chip set (``barrier``)."""
 
 
-def shape(b, ld_ports: int, st_ports: int) -> Shape:
-    """The shape of compiled bundle ``b`` on a machine with these load and store ports."""
+def shape(b, ld_ports: int, st_ports: int, shared: bool = False) -> Shape:
+    """The shape of compiled bundle ``b`` on a machine with these load and store ports
+    (``shared``: on a core of a chip)."""
     wait = None if b.dmawait is None else "all" if b.dmawait < 0 else "tag"
     return Shape(len(b.srcs), len(b.writes), len(b.run), len(b.loads), len(b.stores),
                  len(b.pushes), len(b.pops), wait, bool(b.dmas),
-                 None if b.branch is None else b.branch[0], ld_ports, st_ports)
+                 None if b.branch is None else b.branch[0], ld_ports, st_ports,
+                 shared and wait is not None, b.barrier is not None)
 
 
 def _names(prefix: str, n: int) -> str:
@@ -85,7 +103,8 @@ def _names(prefix: str, n: int) -> str:
 
 def _wait(value: str, cause: str) -> list[str]:
     """A constraint: the bundle issues no earlier than ``value``, else ``cause`` binds."""
-    return [f"if {value} > t:  # {CAUSES[_CAUSES[cause]]}", f"    t, cause = {value}, {cause}"]
+    return [f"if {value} > t:  # {CHIP_CAUSES[_CAUSES[cause]]}",
+            f"    t, cause = {value}, {cause}"]
 
 
 def _bindings(s: Shape) -> list[str]:
@@ -107,6 +126,8 @@ def _bindings(s: Shape) -> list[str]:
         lines.append("tag = b.dmawait")
     if s.dmas:
         lines.append("dmas = b.dmas")
+    if s.shared:
+        lines.append("dma_alone = core.dma_alone")
     if s.branch is not None:
         lines.append("_, breg, target = b.branch")
     return lines
@@ -131,8 +152,13 @@ def _waits(s: Shape) -> list[str]:
     if s.pops:
         lines += ["if not fifo:" if s.pops == 1 else f"if len(fifo) < {s.pops}:",
                   "    raise core.empty_fifo(pc, t)", *_wait(f"fifo[{s.pops - 1}]", "WAIT")]
-    if s.dmawait is not None:
+    if s.dmawait is not None and s.shared:
+        lines += _wait("core.dma_alone_all" if s.dmawait == "all" else "dma_alone[tag]", "DMA")
+        lines += _wait("core.dma_all" if s.dmawait == "all" else "dma_tag[tag]", "HBM")
+    elif s.dmawait is not None:
         lines += _wait("core.dma_all" if s.dmawait == "all" else "dma_tag[tag]", "DMA")
+    if s.barrier:
+        lines += _wait("core.release", "BAR")
     return lines
 
 
@@ -189,4 +215,4 @@ def factory(s: Shape):
 
 def bind(b, core):
     """The issue function of compiled bundle ``b`` on ``core`` (a simulator ``_Core``)."""
-    return factory(shape(b, len(core.ld_ports), len(core.st_ports)))(core, b)
+    return factory(shape(b, len(core.ld_ports), len(core.st_ports), core.shared))(core, b)

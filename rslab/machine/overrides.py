@@ -4,14 +4,22 @@ A key is a ``MachineConfig`` field (``fifo_depth=8``, ``dma_latency=100``), or a
 or latency class with the table's name as suffix: ``valu_slots=3`` sets
 ``slots['valu']``, ``sfu_latency=20`` sets ``latency['sfu']``. Values are integers,
 each at most its bound in ``MachineConfig``'s ``LIMITS``, checked before any work starts
-(and named as the key was written).
+(and named as the key was written). On a chip (``apply_chip_overrides``) the keys of
+``ChipConfig`` (``hbm_bytes_per_cycle=576``, ``hop_latency=20``) are settings too.
 """
 
 from __future__ import annotations
 
 from dataclasses import fields
 
-from rslab.machine.config import LATENCY_CLASSES, LIMITS, SLOT_CLASSES, MachineConfig
+from rslab.machine.config import (
+    CHIP_LIMITS,
+    LATENCY_CLASSES,
+    LIMITS,
+    SLOT_CLASSES,
+    ChipConfig,
+    MachineConfig,
+)
 
 SCALAR_FIELDS = tuple(f.name for f in fields(MachineConfig)
                       if f.name not in ("slots", "latency") and not f.name.endswith("_fn"))
@@ -61,3 +69,29 @@ def apply_overrides(pairs, base: MachineConfig | None = None) -> MachineConfig:
         return base.with_(slots=slots or None, latency=latency or None, **scalars)
     except ValueError as exc:
         raise ValueError(f"machine settings: {exc}") from None
+
+
+CHIP_KEYS = tuple(k for k in CHIP_LIMITS if k != "cores")
+"""The chip's settings a ``key=value`` may set (its cores are the command's ``--cores``)."""
+
+
+def apply_chip_overrides(pairs, cores: int) -> ChipConfig:
+    """The default chip with ``cores`` cores and the ``(key, value)`` changes ``pairs``: the
+    chip's keys (``CHIP_KEYS``) and, for every core, the machine's."""
+    chip = {}
+    for key, text in pairs:
+        if key in CHIP_KEYS:
+            value = _integer(key, text)
+            if value > CHIP_LIMITS[key]:
+                raise ValueError(f"{key}={text}: at most {CHIP_LIMITS[key]:,} on this simulator")
+            chip[key] = value
+    try:
+        core = apply_overrides([(k, v) for k, v in pairs if k not in CHIP_KEYS])
+    except ValueError as exc:
+        if "unknown machine setting" not in str(exc):
+            raise
+        raise ValueError(f"{exc}; the chip's: {', '.join(CHIP_KEYS)}") from None
+    try:
+        return ChipConfig(cores=cores, core=core, **chip)
+    except ValueError as exc:
+        raise ValueError(f"chip settings: {exc}") from None

@@ -9,6 +9,10 @@
   and the op it waited for (:mod:`rslab.machine.waits`): text, pc, line, issue cycle.
 * Flow arrows from producer to consumer (a register, or ``fifo`` for a push and its
   pop) for the ops issued in a window of cycles.
+
+A chip's run (:func:`chip_trace`) is one process per core, each with the tracks above, and
+a ``chip`` process with the shared HBM's bytes per cycle (a counter track) and a track of
+the barriers (each instance from its first arrival to its release).
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ def _op_args(trace, op) -> dict:
             "loop_iteration": list(op.iters), "issue_cycle": op.issue, "ready_cycle": op.ready}
 
 
-def _slot_tracks(trace) -> tuple[dict, dict, list]:
+def _slot_tracks(trace, pid: int = PID) -> tuple[dict, dict, list]:
     """(track name → tid, op index → tid, the slices of every op that occupies a slot)."""
     rows = trace.slot_rows()
     slotted = [i for i, op in enumerate(trace.ops) if op.slot is not None]
@@ -39,12 +43,12 @@ def _slot_tracks(trace) -> tuple[dict, dict, list]:
     for i, (name, start, dur, text) in zip(slotted, rows, strict=True):
         tid = tids.setdefault(name, len(tids) + 1)
         op_tid[i] = tid
-        events.append({"name": text, "ph": "X", "ts": start, "dur": dur, "pid": PID, "tid": tid,
+        events.append({"name": text, "ph": "X", "ts": start, "dur": dur, "pid": pid, "tid": tid,
                        "cat": name, "args": _op_args(trace, trace.ops[i])})
     return tids, op_tid, events
 
 
-def _stall_events(trace, waited, tid) -> list:
+def _stall_events(trace, waited, tid, pid: int = PID) -> list:
     program, ops = trace.run.program, trace.ops
     events = []
     for b, rec in enumerate(trace.bundles):
@@ -59,11 +63,11 @@ def _stall_events(trace, waited, tid) -> list:
                         waited_for_line=_line(program, w.pc), waited_for_issue_cycle=w.issue,
                         waited_for_ready_cycle=w.ready)
         events.append({"name": rec.cause, "ph": "X", "ts": rec.cycle - rec.stall,
-                       "dur": rec.stall, "pid": PID, "tid": tid, "cat": "stall", "args": args})
+                       "dur": rec.stall, "pid": pid, "tid": tid, "cat": "stall", "args": args})
     return events
 
 
-def _flow_events(trace, deps, op_tid, window) -> list:
+def _flow_events(trace, deps, op_tid, window, pid: int = PID) -> list:
     start, end = window
     events, flow_id = [], 0
     for i, op in enumerate(trace.ops):
@@ -76,31 +80,80 @@ def _flow_events(trace, deps, op_tid, window) -> list:
             name = "fifo" if what == "fifo" else f"reg {what}"
             producer = trace.ops[p]
             events.append({"name": name, "cat": "dependency", "ph": "s", "id": flow_id,
-                           "ts": producer.issue, "pid": PID, "tid": op_tid[p]})
+                           "ts": producer.issue, "pid": pid, "tid": op_tid[p]})
             events.append({"name": name, "cat": "dependency", "ph": "f", "bp": "e",
-                           "id": flow_id, "ts": op.issue, "pid": PID, "tid": op_tid[i]})
+                           "id": flow_id, "ts": op.issue, "pid": pid, "tid": op_tid[i]})
     return events
+
+
+def _check_flows(flows):
+    if flows is not None:
+        if len(flows) != 2 or not 0 <= flows[0] < flows[1]:
+            raise ValueError(f"flows must be a window (start, end) with 0 <= start < end, "
+                             f"got {flows!r}")
+
+
+def _core_events(trace, flows, pid: int, process: str) -> list:
+    """The metadata and events of one core's tracks."""
+    found = links(trace)
+    tids, op_tid, op_events = _slot_tracks(trace, pid)
+    stall_tid = len(tids) + 1
+    meta = [{"name": "process_name", "ph": "M", "pid": pid, "args": {"name": process}}]
+    meta += [{"name": "thread_name", "ph": "M", "pid": pid, "tid": tid, "args": {"name": n}}
+             for n, tid in list(tids.items()) + [("stalls", stall_tid)]]
+    events = op_events + _stall_events(trace, found.waited, stall_tid, pid)
+    if flows is not None:
+        events += _flow_events(trace, found.deps, op_tid, flows, pid)
+    return meta + events
 
 
 def chrome_trace(trace, flows: tuple[int, int] | None = DEFAULT_FLOW_WINDOW) -> dict:
     """The Chrome trace JSON object of a ``Trace``; dependency arrows for the ops issued in
     cycles ``flows = (start, end)`` (None: no arrows)."""
-    if flows is not None:
-        if len(flows) != 2 or not 0 <= flows[0] < flows[1]:
-            raise ValueError(f"flows must be a window (start, end) with 0 <= start < end, "
-                             f"got {flows!r}")
-    found = links(trace)
-    tids, op_tid, op_events = _slot_tracks(trace)
-    stall_tid = len(tids) + 1
-    meta = [{"name": "process_name", "ph": "M", "pid": PID,
-             "args": {"name": "rslab vector core (1 us = 1 cycle)"}}]
-    meta += [{"name": "thread_name", "ph": "M", "pid": PID, "tid": tid, "args": {"name": n}}
-             for n, tid in list(tids.items()) + [("stalls", stall_tid)]]
-    events = op_events + _stall_events(trace, found.waited, stall_tid)
-    if flows is not None:
-        events += _flow_events(trace, found.deps, op_tid, flows)
+    _check_flows(flows)
     run = trace.run
-    return {"traceEvents": meta + events,
+    return {"traceEvents": _core_events(trace, flows, PID, "rslab vector core (1 us = 1 cycle)"),
             "otherData": {"time_unit": TIME_UNIT, "cycles": run.cycles, "bundles": run.bundles,
                           "ops": run.ops, "flow_window": list(flows) if flows else None,
                           "stall_causes": {c: meaning(c) for c in run.stalls}}}
+
+
+def _chip_events(chip_run, pid: int) -> list:
+    """The chip's process: the HBM's bytes per cycle (a counter) and the barriers."""
+    events = [{"name": "process_name", "ph": "M", "pid": pid,
+               "args": {"name": "chip: shared HBM and barriers"}},
+              {"name": "thread_name", "ph": "M", "pid": pid, "tid": 1,
+               "args": {"name": "barriers"}}]
+    per_cycle = chip_run.hbm_bytes()
+    changes = [0] + [int(i) for i in (per_cycle[1:] != per_cycle[:-1]).nonzero()[0] + 1]
+    events += [{"name": "HBM bytes/cycle", "ph": "C", "pid": pid, "ts": t,
+                "args": {"bytes": int(per_cycle[t])}} for t in changes if t < per_cycle.size]
+    events += [{"name": "HBM bytes/cycle", "ph": "C", "pid": pid, "ts": int(per_cycle.size),
+                "args": {"bytes": 0}}]
+    for b in chip_run.barriers:
+        first = min(t for _, t, _ in b["arrivals"])
+        events.append({"name": f"barrier {b['name']}", "ph": "X", "ts": first,
+                       "dur": b["release"] - first, "pid": pid, "tid": 1, "cat": "barrier",
+                       "args": {"count": b["count"], "release": b["release"],
+                                "arrivals": [{"core": c, "cycle": t} for c, t, _ in
+                                             b["arrivals"]]}})
+    return events
+
+
+def chip_trace(chip_run, flows: tuple[int, int] | None = None) -> dict:
+    """The Chrome trace JSON object of a chip's traced run: a process per core (pid = core
+    + 1), and the chip's (pid 0)."""
+    _check_flows(flows)
+    events = _chip_events(chip_run, PID)
+    for c, run in enumerate(chip_run.runs):
+        if run is None:
+            continue
+        if run.trace is None:
+            raise ValueError("the chip's run has no trace: simulate_chip(..., trace=True)")
+        events += _core_events(run.trace, flows, c + 1, f"core {c}")
+    causes = {c for r in chip_run.runs if r is not None for c in r.stalls}
+    return {"traceEvents": events,
+            "otherData": {"time_unit": TIME_UNIT, "cycles": chip_run.cycles,
+                          "cores": chip_run.config.cores,
+                          "flow_window": list(flows) if flows else None,
+                          "stall_causes": {c: meaning(c) for c in sorted(causes)}}}

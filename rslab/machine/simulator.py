@@ -39,6 +39,7 @@ changes no bit).
 
 from collections import deque
 from types import FunctionType
+from typing import NamedTuple
 
 import numpy as np
 
@@ -194,16 +195,28 @@ def _run(program, config, vmem, hbm, trace, sregs, vregs, max_steps) -> Run:
     """``simulate`` once its arguments are checked. The decoded program and the core are
     garbage when it returns and, holding no cycle once the run is over, are freed at once:
     the paused collector finds only the ``Run`` to scan."""
+    core = new_core(_Core, program, config, vmem, build_memory(hbm, None, "hbm"), trace,
+                    sregs, vregs)
+    with np.errstate(all="ignore"):
+        core.execute(max_steps)
+    return finished_run(core)
+
+
+def new_core(kind, program, config, vmem, hbm_words, trace, sregs, vregs, **context):
+    """A core of class ``kind`` (``_Core`` or a chip's) with ``program`` decoded on its registers
+    (``context``: the chip's ``core`` index and ``exchange``), its VMEM built from ``vmem``
+    and reading the HBM words ``hbm_words``."""
     n_scratch = sum(config.slots.values()) + 2
     R, S = _initial_registers(config, n_scratch, vregs, sregs)
     M = build_memory(vmem, config.vmem_bytes, "vmem")
-    H = build_memory(hbm, None, "hbm")
-    ctx = Context(R, S, M, H)
+    ctx = Context(R, S, M, hbm_words, **context)
     decoded = Decoder(program, config, ctx, n_scratch).decode()
-    core = _Core(program, config, ctx, decoded, n_scratch, trace)
-    with np.errstate(all="ignore"):
-        core.execute(max_steps)
-    counts = core.counts
+    return kind(program, config, ctx, decoded, n_scratch, trace)
+
+
+def finished_run(core) -> Run:
+    """The ``Run`` of a core whose execution has ended (``core.t``: the halt cycle)."""
+    config, decoded, counts = core.config, core.decoded, core.counts
     issues = decoded.issues(counts).tolist()
     ops = sum(c * len(s) for c, s in zip(issues, decoded.infos, strict=True))
     slot_use = dict.fromkeys(config.slots, 0)
@@ -211,15 +224,26 @@ def _run(program, config, vmem, hbm, trace, sregs, vregs, max_steps) -> Run:
         for slot, n in u.items():
             slot_use[slot] += c * n
     end = core.end_cycle()
-    run = Run(program=program, config=config, cycles=end,
-              stalls=dict(zip(CAUSES, core.stalls, strict=True)), ops=ops,
+    ctx = core.ctx
+    run = Run(program=core.program, config=config, cycles=end,
+              stalls=dict(zip(core.causes, core.stalls, strict=True)), ops=ops,
               bundles=core.bundles, slot_use=slot_use, drain=end - core.t,
-              fifo_left=len(core.fifo), vmem=M, hbm=H, counts=counts,
-              _R=R, _S=S, trace=None)
-    if trace:
-        run.trace = Trace(run, core.records, decoded.per_pc(decoded.infos, []), core.dma_events,
-                          core.t)
+              fifo_left=len(core.fifo), vmem=ctx.M, hbm=ctx.H, counts=counts,
+              _R=ctx.R, _S=ctx.S, trace=None)
+    if core.records is not None:
+        run.trace = Trace(run, core.records, decoded.per_pc(decoded.infos, []),
+                          core.dma_events, core.t)
     return run
+
+
+class Sync(NamedTuple):
+    """A step of a core of the chip that the chip resolves before the core issues it: a
+    ``dmawait`` (the chip commits the core's transfers to the shared HBM) or a ``bar``
+    (the chip sets the release); ``fn`` is the bundle's issue function."""
+
+    fn: FunctionType
+    barrier: tuple | None
+    """``bar``'s (register id of the name, scalar register of the name, count), or None."""
 
 
 class _Core:
@@ -235,10 +259,15 @@ class _Core:
     and scoreboard writes) or the directive.
     """
 
+    shared = False
+    """A core of a chip (its ``dmawait`` waits for the shared HBM too)."""
+    causes = CAUSES
+    """The stall causes this core charges."""
+
     def __init__(self, program, config, ctx, decoded, n_scratch, tracing):
-        self.program, self.config, self.ctx = program, config, ctx
+        self.program, self.config, self.ctx, self.decoded = program, config, ctx, decoded
         self.ready = [0] * (config.vregs + config.sregs + 2 * n_scratch)
-        self.stalls = [0] * len(CAUSES)
+        self.stalls = [0] * len(self.causes)
         self.ld_ports = [0] * config.slots["ld"]
         self.st_ports = [0] * config.slots["st"]
         self.sfu_free = 0
@@ -257,8 +286,12 @@ class _Core:
         self.dma_events = [] if tracing else None
         self.t = self.bundles = self.directives = 0
         # per pc, the issue function of its bundle or its directive; running off the end halts
-        self.steps = [*decoded.steps([bind(b, self) for b in decoded.bundles]), Halt()]
+        self.steps = [*decoded.steps([self.step(b) for b in decoded.bundles]), Halt()]
         self.counts = [0] * len(self.steps)
+
+    def step(self, b):
+        """The step of compiled bundle ``b``: its issue function."""
+        return bind(b, self)
 
     def error(self, message: str, pc: int, cycle, text: str | None = None) -> MachineError:
         """A ``MachineError`` naming the source line, pc and op text of entry ``pc``."""
@@ -300,19 +333,26 @@ class _Core:
         self.results.extend(out)
         self.resolved = k + n
 
-    def start_dmas(self, dmas: tuple, t: int, pc: int):
-        """Copy each DMA's bytes now; the engine serialises them and the tag records done."""
+    def copy_dmas(self, dmas: tuple, base: int = 0, size: int | None = None):
+        """Copy each DMA's bytes HBM[base + src] → VMEM[dst] now (``size``: the bytes of HBM
+        the core may read, from ``base``); yields each one's (bytes, tag)."""
         S, M, H = self.ctx.S, self.ctx.M, self.ctx.H
-        cfg = self.config
+        size = 4 * H.size if size is None else size
         for sd, ss, sl, tag, text in dmas:
             d, s, n = S[sd], S[ss], S[sl]
             if d & 3 or s & 3 or n & 3:
                 raise OpFault(f"dma addresses and length must be multiples of 4 "
                               f"(dst {d}, src {s}, len {n})", text)
-            if d + n > M.size * 4 or s + n > H.size * 4:
+            if d + n > M.size * 4 or s + n > size:
                 raise OpFault(f"dma of {n} bytes HBM[{s}] → VMEM[{d}] out of bounds "
-                              f"(VMEM {M.size * 4} B, HBM {H.size * 4} B)", text)
-            M[d >> 2:(d + n) >> 2] = H[s >> 2:(s + n) >> 2]
+                              f"(VMEM {M.size * 4} B, HBM {size} B)", text)
+            M[d >> 2:(d + n) >> 2] = H[(base + s) >> 2:(base + s + n) >> 2]
+            yield n, tag
+
+    def start_dmas(self, dmas: tuple, t: int, pc: int):
+        """Copy each DMA's bytes now; the engine serialises them and the tag records done."""
+        cfg = self.config
+        for n, tag in self.copy_dmas(dmas):
             start = max(t, self.dma_free)
             dur = -(-n // cfg.dma_bytes_per_cycle)
             self.dma_free = start + dur
@@ -324,7 +364,14 @@ class _Core:
 
     # -------------------------------------------------------------- the loop
     def execute(self, max_steps: int):
-        """Run from pc 0 to ``halt`` (or the end); ``self.t`` ends as the halt cycle.
+        """Run from pc 0 to ``halt`` (or the end); ``self.t`` ends as the halt cycle."""
+        for _ in self.execution(max_steps):
+            raise AssertionError("a lone core has no step for a chip to resolve")
+
+    def execution(self, max_steps: int):
+        """The run from pc 0 to ``halt`` as a generator: it yields each ``Sync`` step before
+        issuing it (``sync_pc``, ``sync_floor``: its pc and the cycle the in-order and branch
+        constraints allow), for the chip to resolve; a lone core's program has none.
 
         One bundle's issue: its function (:mod:`rslab.machine.issue`) returns the cycle at
         which every constraint holds, given ``floor`` (in order, and the branch penalty
@@ -341,12 +388,17 @@ class _Core:
             while True:
                 issue = program[pc]
                 if type(issue) is not function:
-                    self.t = t
-                    pc, floor, fcause, steps = self._directive(issue, pc, floor, fcause,
-                                                               base, steps)
-                    if pc < 0:
-                        return
-                    continue
+                    if type(issue) is Sync:
+                        self.sync_pc, self.sync_floor = pc, floor
+                        yield issue
+                        issue = issue.fn
+                    else:
+                        self.t = t
+                        pc, floor, fcause, steps = self._directive(issue, pc, floor, fcause,
+                                                                   base, steps)
+                        if pc < 0:
+                            return
+                        continue
                 t, cause, jump = issue(pc, floor, fcause)
                 if t > base:
                     stalls[cause] += t - base
@@ -417,7 +469,7 @@ class _Core:
 
     def _halt(self, pc, floor, base, fcause):
         """``halt`` takes no slot; it issues when the in-order constraints allow."""
-        self.t = floor
+        self.t, self.halt_pc = floor, pc
         if floor > base:
             self.stalls[fcause] += floor - base
         self.counts[pc] += 1

@@ -7,10 +7,10 @@ the cycle the result is ready (usable by a reader); ``.`` is any other cycle.
 
 from __future__ import annotations
 
-from rslab.machine.stalls import CAUSES, meaning
+from rslab.machine.stalls import meaning
 
 MARKS = {"raw": "r", "branch": "b", "bank-conflict": "k", "sfu-hold": "h", "fifo-full": "f",
-         "sfu-wait": "w", "dma-wait": "d"}
+         "sfu-wait": "w", "dma-wait": "d", "hbm": "m", "barrier": "x"}
 """Stall cause → its letter in the timeline."""
 
 TEXT_WIDTH = 34
@@ -70,5 +70,5 @@ def timeline(trace, start: int = 0, end: int | None = None, *,
         lines.append(f"{'[' + iters + ']':>8} {line:>5}  {text:<{TEXT_WIDTH}}  "
                      + _row(op, rec.stall, rec.cause, start, end))
     lines += ["", "I issue, = in flight, R result ready; stall cycles before issue:"]
-    lines += [f"  {MARKS[c]}  {c}: {meaning(c)}" for c in CAUSES]
+    lines += [f"  {MARKS[c]}  {c}: {meaning(c)}" for c in trace.causes]
     return "\n".join(lines)

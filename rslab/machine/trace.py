@@ -14,7 +14,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from rslab.machine.perfetto import DEFAULT_FLOW_WINDOW, chrome_trace
-from rslab.machine.stalls import CAUSES
 
 RECORD_FIELDS = 5
 """Values of one issue record in the simulator's flat list: cycle, pc, stall, cause, iters."""
@@ -55,6 +54,8 @@ class Trace:
 
     def __init__(self, run, records, static, dma_events, halt_cycle):
         self.run = run
+        self.causes = tuple(run.stalls)
+        """The stall causes of the run, in the simulator's order (its records' indices)."""
         self._flat = records
         self._records = None
         self._static = static
@@ -90,7 +91,7 @@ class Trace:
                 ops = tuple(s[0] for s in self._static[pc]) if pc < len(self._static) else ()
                 if pc >= len(self._static) or self.run.program.entries[pc].kind == "halt":
                     ops = ("halt",)
-                out.append(BundleRecord(t, pc, stall, CAUSES[cause] if cause >= 0 else None,
+                out.append(BundleRecord(t, pc, stall, self.causes[cause] if cause >= 0 else None,
                                         iters, ops))
             self._bundles = out
         return self._bundles
@@ -129,7 +130,7 @@ class Trace:
         at = np.searchsorted(starts, np.arange(len(self.run.program.entries) + 1),
                              side="right") - 1
         region_of = [marks[i][1] if i >= 0 else default for i in at.tolist()]
-        separate = {CAUSES.index(c): name for c, name in (separate or {}).items()}
+        separate = {self.causes.index(c): name for c, name in (separate or {}).items()}
         totals: dict = {}
         prev, region = 0, default
         for t, pc, stall, cause, _ in self._rows():
@@ -201,11 +202,11 @@ class Trace:
             key = iters[:level + 1]
             if current is None or key != current["key"]:
                 current = {"key": key, "start": t - stall, "bundles": 0,
-                           "stalls": dict.fromkeys(CAUSES, 0)}
+                           "stalls": dict.fromkeys(self.causes, 0)}
                 its.append(current)
             current["bundles"] += 1
             if cause >= 0:
-                current["stalls"][CAUSES[cause]] += stall
+                current["stalls"][self.causes[cause]] += stall
         return its
 
     def loop_bundles(self, loop) -> list[list[int]]:
@@ -238,7 +239,7 @@ class Trace:
             raise ValueError(f"loop ran {len(its)} iterations; need more than warmup + 1 = "
                              f"{warmup + 1}")
         cycles = np.array([starts[i + 1] - starts[i] for i in chosen], dtype=float)
-        stalls = {c: float(np.mean([its[i]["stalls"][c] for i in chosen])) for c in CAUSES}
+        stalls = {c: float(np.mean([its[i]["stalls"][c] for i in chosen])) for c in self.causes}
         return {"iterations": len(its), "measured": len(chosen),
                 "cycles_per_iter": float(cycles.mean()), "min": float(cycles.min()),
                 "max": float(cycles.max()), "stalls_per_iter": float(sum(stalls.values())),

@@ -31,14 +31,16 @@ class OpFault(Exception):
 
 class Context:
     """Machine state the closures bind to: vector rows (uint32 and float32 views), scalars,
-    VMEM and HBM words."""
+    VMEM and HBM words; on a chip, the core's index and the chip's exchange
+    (:class:`rslab.machine.exchange.Exchange`; None on a lone core)."""
 
-    def __init__(self, regs_u32, scalars, vmem, hbm):
+    def __init__(self, regs_u32, scalars, vmem, hbm, core: int = 0, exchange=None):
         self.R = regs_u32
         self.F = regs_u32.view(np.float32)
         self.S = scalars
         self.M = vmem
         self.H = hbm
+        self.core, self.exchange = core, exchange
         self.lanes = regs_u32.shape[1]
         self.iota = np.arange(self.lanes, dtype=np.uint32)
         self.fbuf = np.zeros(4, dtype=np.uint32)
@@ -260,6 +262,31 @@ def compile_ldst(name, reg, mem, stride, ctx, text=""):
     return run
 
 
+def compile_exchange(name, reg, mem, ctx, text=""):
+    """Closure for ``sxst``, ``xst`` and ``xld``: the chip's exchange at byte ``[sA + imm]``
+    (:class:`rslab.machine.exchange.Exchange` checks the address and that a read sees only
+    words a barrier has published)."""
+    S, R, ex, core, L = ctx.S, ctx.R, ctx.exchange, ctx.core, ctx.lanes
+    _, sa, offset = mem
+    if name == "sxst":
+        word = np.zeros(1, np.uint32)
+
+        def run():
+            word[0] = S[reg]
+            ex.store(core, S[sa] + offset, word, text)
+    elif name == "xst":
+        row = R[reg]
+
+        def run():
+            ex.store(core, S[sa] + offset, row, text)
+    else:
+        row = R[reg]
+
+        def run():
+            row[...] = ex.load(core, S[sa] + offset, L, text)
+    return run
+
+
 def _signed(x):
     return x - (1 << 32) if x & 0x80000000 else x
 
@@ -282,6 +309,12 @@ _SCALAR = {
 def compile_scalar(name, sd, srcs, ctx):
     """Closure for a scalar ALU op writing scalar register ``sd``."""
     S = ctx.S
+    if name == "scid":
+        core = ctx.core
+
+        def run():
+            S[sd] = core
+        return run
     if name == "sli":
         value = srcs[0][1]
 

@@ -10,7 +10,9 @@ branch and DMA. From them:
   producer of the latest-ready source (``raw``), the push at the FIFO head
   (``sfu-wait``), the pop that frees an entry (``fifo-full``), the previous push
   (``sfu-hold``), the load or store holding the port (``bank-conflict``), the taken
-  branch (``branch``) or the DMA of the tag (``dma-wait``).
+  branch (``branch``) or the DMA of the tag (``dma-wait``, and on a core of a chip
+  ``hbm``); a core of a chip waiting at a barrier (``barrier``) waited for other cores, not
+  for an op of its own.
 """
 
 from __future__ import annotations
@@ -53,7 +55,10 @@ class _State:
         if cause == "bank-conflict":
             kind = "st" if any(ops[i].slot == "st" for i in idx) else "ld"
             return self.last.get(kind)
-        return self.last.get({"sfu-hold": "sfu", "branch": "branch", "dma-wait": "dma"}[cause])
+        if cause == "barrier":
+            return None
+        return self.last.get({"sfu-hold": "sfu", "branch": "branch", "dma-wait": "dma",
+                              "hbm": "dma"}[cause])
 
     def issue(self, ops, idx, deps):
         for i in idx:
