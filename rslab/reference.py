@@ -28,6 +28,9 @@ Float32 semantics (what a kernel reproduces)
 * a token whose weight is 0 (``w_i = 0``, a ``−∞`` logit) or whose ``log2`` is
   ``−∞`` (the fast log flushes subnormals) scores ``−∞``; scores are never NaN.
 * the sample is ``argmax(score)``; ties go to the lowest index.
+* ``split=``: the sum ``s`` (and, merged online, ``p``) in the order of a row split over the
+  cores of a chip (:mod:`rslab.numerics.split_sum`), instead of NumPy's: the one a split
+  kernel computes, bit for bit (a single part is the one-core kernel's own order).
 * Gumbel noise in base 2: ``g = −log2(−log2 u)``, which keeps the argmax
   equivalent to ``argmax(ln w + Gumbel)`` since ``log2 = ln / ln 2`` is monotone.
 
@@ -111,6 +114,7 @@ from rslab.numerics.fastlog import (
 from rslab.numerics.gumbel import get_noise
 from rslab.numerics.methods import draw, resolve_noise
 from rslab.numerics.rng import uniform_from_words
+from rslab.numerics.split_sum import SplitSum, split_softmax
 from rslab.randomness import (
     ACCEPT,
     BONUS,
@@ -385,8 +389,21 @@ def bonus_draw(method, noise, math, seed, requests, position, logits):
     return scores.argmax(axis=-1), scores
 
 
+def _split_parts(logits, math, split, requests, position) -> tuple:
+    """``(m, s, p, px)`` of rows ``logits`` summed in each row's stated order
+    (``split(r, s)``), the draft tokens' ``px`` as a function of their indices."""
+    n = logits.shape[0]
+    m, total = np.empty((n, 1), np.float32), np.empty((n, 1), np.float32)
+    p, e = np.empty_like(logits), np.empty_like(logits)
+    orders = [split(int(r), position) for r in requests]
+    for order in set(orders):
+        at = np.array([i for i, o in enumerate(orders) if o == order])
+        m[at], total[at], p[at], e[at] = split_softmax(logits[at], math.exp2, order)
+    return m, total, p, lambda at, x: e[at, x] * (np.float32(1) / total[at, 0])
+
+
 def _sample_chunk(rows, l, q, ids, math, seed, out: SampleResult,
-                  method_noise=("gumbel", "div8")):
+                  method_noise=("gumbel", "div8"), split=None):
     """Sample the requests ``rows`` (global indices; their inputs are ``l, q, ids``)."""
     S = q.shape[1]
     live = np.arange(rows.size)  # local indices of requests still drafting
@@ -394,11 +411,16 @@ def _sample_chunk(rows, l, q, ids, math, seed, out: SampleResult,
     for s in range(S):
         if live.size == 0:
             return
-        m, total, p = softmax_parts(l[live, s], math)
         x = ids[live, s].astype(np.int64)
-        qrow = q[live, s]
         at = np.arange(live.size)
-        qx, px = qrow[at, x], p[at, x]
+        if split is None:
+            m, total, p = softmax_parts(l[live, s], math)
+            px = p[at, x]
+        else:
+            m, total, p, px_of = _split_parts(l[live, s], math, split, rows[live], s)
+            px = px_of(at, x)
+        qrow = q[live, s]
+        qx = qrow[at, x]
         u = random_uniforms(math.path, seed, rows[live], s, ACCEPT, [0])[:, 0]
         if diag is not None:
             for name, value in (("m", m[:, 0]), ("sum", total[:, 0]), ("px", px), ("u", u)):
@@ -428,8 +450,30 @@ def _emit(out: SampleResult, rows, position, tokens, scores):
         out.diagnostics["score"][rows] = scores.max(axis=-1)
 
 
+def _check_split(split, V):
+    """``split`` as a function ``(request, position) -> SplitSum`` (or None)."""
+    if split is None:
+        return None
+    if isinstance(split, SplitSum):
+        if split.vocab != V:
+            raise ValueError(f"split: its parts cover {split.vocab} tokens, the rows have {V}")
+        return lambda r, s: split
+    if not callable(split):
+        raise ValueError(f"split must be None, a SplitSum or a function (request, position) -> "
+                         f"SplitSum, got {type(split).__name__}")
+
+    def checked(r, s):
+        order = split(r, s)
+        if not isinstance(order, SplitSum) or order.vocab != V:
+            raise ValueError(f"split({r}, {s}) must be a SplitSum over {V} tokens, got "
+                             f"{order!r}")
+        return order
+    return checked
+
+
 def rejection_sample(target_logits, draft_probs, draft_token_ids, *, path="exact", seed=0,
-                     noise=None, diagnostics=False, method="gumbel") -> SampleResult:
+                     noise=None, diagnostics=False, method="gumbel",
+                     split=None) -> SampleResult:
     """Speculative-decoding rejection sampling; see the module docstring for the semantics.
 
     ``target_logits`` float32 [R, S+1, V] (−inf allowed), ``draft_probs`` float32
@@ -437,7 +481,9 @@ def rejection_sample(target_logits, draft_probs, draft_token_ids, *, path="exact
     "fast"; ``seed`` an integer in [0, 2^64); ``method`` the Fast path's draw
     (``gumbel``, ``race``, ``invcdf`` or ``fixed``) and ``noise`` its variant (None: the default).
     ``diagnostics=True`` also records the float32 intermediates a kernel reports
-    (:attr:`SampleResult.diagnostics`).
+    (:attr:`SampleResult.diagnostics`). ``split``: the order of the softmax's sum, a
+    :class:`~rslab.numerics.split_sum.SplitSum` for every row or a function ``(request,
+    position) -> SplitSum`` (None: NumPy's float32 sum).
     """
     noise = resolve_noise(method, noise)
     d = draw(method)
@@ -446,6 +492,7 @@ def rejection_sample(target_logits, draft_probs, draft_token_ids, *, path="exact
     math = path_math(path, d.pipeline(noise))
     seed = check_seed(seed)
     R, S, V = _check_inputs(target_logits, draft_probs, draft_token_ids, not d.linear)
+    split = _check_split(split, V)
     if not isinstance(diagnostics, bool):
         raise ValueError(f"diagnostics must be True or False, got {diagnostics!r}")
     diag = None
@@ -458,5 +505,5 @@ def rejection_sample(target_logits, draft_probs, draft_token_ids, *, path="exact
     for start in range(0, R, chunk):
         stop = min(R, start + chunk)
         _sample_chunk(np.arange(start, stop), target_logits[start:stop], draft_probs[start:stop],
-                      draft_token_ids[start:stop], math, seed, out, (method, noise))
+                      draft_token_ids[start:stop], math, seed, out, (method, noise), split)
     return out

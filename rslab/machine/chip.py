@@ -201,13 +201,14 @@ def _windows(windows, cores: int, hbm_bytes: int) -> list:
 
 
 def simulate_chip(programs, chip: ChipConfig | None = None, hbm=None, vmem=None,
-                  trace: bool = False, *, windows=None,
+                  trace: bool = False, *, windows=None, exchange=None,
                   max_steps: int = DEFAULT_MAX_STEPS) -> ChipRun:
     """Run ``programs`` (one ``Program`` per core of ``chip``, None for an idle core) and
     return a ``ChipRun``. ``hbm``: the chip's HBM (an array placed at byte 0 or
     ``{byte_address: array}``); ``vmem``: None or one initial VMEM per core (as
     ``simulate``'s); ``windows``: per core, the ``(base, size)`` in bytes of HBM its DMA
-    addresses start from (default: all of it); ``max_steps``: per core, as ``simulate``'s."""
+    addresses start from (default: all of it); ``exchange``: the exchange's initial words
+    (the host's, as ``hbm``); ``max_steps``: per core, as ``simulate``'s."""
     chip = ChipConfig() if chip is None else chip
     if not isinstance(chip, ChipConfig):
         raise ValueError(f"chip must be a ChipConfig, got {type(chip).__name__}")
@@ -230,20 +231,21 @@ def simulate_chip(programs, chip: ChipConfig | None = None, hbm=None, vmem=None,
     with collector_paused():
         hbm_words = build_memory(hbm, None, "hbm")
         wins = _windows(windows, chip.cores, 4 * hbm_words.size)
-        exchange = Exchange(chip.exchange_bytes, chip.cores)
+        shared = Exchange(chip.exchange_bytes, chip.cores)
+        shared.words[:] = build_memory(exchange, chip.exchange_bytes, "exchange")
         cores = []
         for c, program in enumerate(programs):
             core = None
             if program is not None:
                 core = new_core(ChipCore, program, chip.core, vmem[c], hbm_words, trace, None,
-                                None, core=c, exchange=exchange)
+                                None, core=c, exchange=shared)
                 core.window = wins[c]
             cores.append(core)
-        sched = _Chip(chip, cores, exchange)
+        sched = _Chip(chip, cores, shared)
         with np.errstate(all="ignore"):
             sched.run(max_steps)
         runs = [None if core is None else finished_run(core) for core in cores]
-        return ChipRun(chip, runs, sched.transfers, sched.barriers, exchange.words, wins)
+        return ChipRun(chip, runs, sched.transfers, sched.barriers, shared.words, wins)
 
 
 def _where(core, pc) -> str:

@@ -198,10 +198,10 @@ class ChipConfig:
     """Cycles for a message from one NoC router to the next (Wormhole: 9, ``NoC/README.md``)."""
     endpoint_latency: int = 5
     """Cycles between a core and its router, each way (Wormhole: ~5, ``NoC/README.md``)."""
-    exchange_bytes: int = 65536
+    exchange_bytes: int = 262144
     """The exchange (:mod:`rslab.machine.exchange`): a region of every core's local memory
     that the cores' posted writes are multicast into (a Wormhole core has 1464 KiB of L1,
-    ``TensixTile/README.md``; 64 KiB of it here)."""
+    ``TensixTile/README.md``; 256 KiB of it here)."""
 
     def __post_init__(self):
         for name, maximum in CHIP_LIMITS.items():

@@ -8,9 +8,9 @@ such trips after the last arrival, so what a core wrote before it arrived at a b
 every copy when the barrier releases. The simulator keeps one copy (the copies agree
 whenever a program is race-free) and checks, at every read, that the program is:
 
-*a word written by core i is published by the first barrier i passes after the write;
-another core may read it only once it has passed that same barrier.* A read of a word that
-is not yet published to the reader is a race (the reader's copy might hold either value)
+*a word written by core i is published to core j by any barrier that i passed after the
+write and j passed before the read.* A read of a word that is not yet published to the
+reader is a race (the reader's copy might hold either value)
 and a ``MachineError`` names both cores. A core always reads its own writes; the host's
 words (the exchange's initial contents) are published from the start. Writes are not
 checked against writes: the output words several cores write with the same value are
@@ -72,9 +72,9 @@ class Exchange:
 
     def published(self, writer: int, phase: int, reader: int) -> bool:
         """Whether what ``writer`` wrote after passing ``phase`` barriers is published to
-        ``reader``: the next barrier the writer passed, the reader passed too."""
-        passed = self.passed[writer]
-        return len(passed) > phase and passed[phase] in self._passed_sets[reader]
+        ``reader``: a barrier the writer passed since, the reader has passed too."""
+        seen = self._passed_sets[reader]
+        return any(instance in seen for instance in self.passed[writer][phase:])
 
     def pass_barrier(self, core: int, instance: int) -> None:
         """``core`` passed barrier instance ``instance``."""

@@ -4,8 +4,9 @@
 and the meaning cannot change: a free slot of its class, no operand written in that
 bundle (a bundle reads its registers before it writes them), no register it writes
 read or written there, at most one memory access per bundle (so loads and stores stay
-in order), and never across a label, a branch, a DMA, an SFU push or pop, or a line
-that is already a bundle. Nothing is reordered: interleave independent chains first.
+in order; the exchange's accesses count), and never across a label, a branch, a DMA, a
+barrier, an SFU push or pop, or a line that is already a bundle. Nothing is reordered:
+interleave independent chains first.
 """
 
 from __future__ import annotations
@@ -14,8 +15,8 @@ from rslab.machine.asm import parse_op
 from rslab.machine.config import DEFAULT_SLOTS
 from rslab.machine.isa import BRANCH_OPS, SPECS
 
-MEMORY = frozenset(("vld", "vst", "vld.s", "vst.s", "sld", "sst"))
-ALONE = BRANCH_OPS | {"dma", "dmawait", "nop", "vpop", "halt"}
+MEMORY = frozenset(("vld", "vst", "vld.s", "vst.s", "sld", "sst", "xld", "xst", "sxst"))
+ALONE = BRANCH_OPS | {"dma", "dmawait", "nop", "vpop", "halt", "bar"}
 
 
 def _registers(op) -> tuple[set, set]:

@@ -88,8 +88,7 @@ class FixedRow(InvcdfRow):
         p.lines += [f"smov {S_T[0]}, s24", f"bz s24, {empty}"]
         p.lines += pack_lines(self._block(layout, rows, v, tag))
         p.lines += pack_lines(self._lane(layout, rows, v, tag))
-        p.lines += [f"sst {TOKEN}, [s0 + {L.vm_tokens + 4 * (self.r * (L.S + 1) + slot)}]",
-                    f"{empty}:"]
+        p.lines += self.b.token_lines(self.r, slot) + [f"{empty}:"]
 
     @staticmethod
     def _row_max(layout, v) -> list:

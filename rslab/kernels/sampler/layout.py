@@ -219,9 +219,16 @@ class SamplerLayout:
         rr, ss = np.meshgrid(np.arange(self.R), np.arange(self.S + 1), indexing="ij")
         keys = np.stack([fast_key(seed, rr.reshape(-1), ss.reshape(-1), p)
                          for p in sorted(PURPOSES.values())], axis=-1)
-        tables = np.concatenate([ids.astype(np.uint32).reshape(-1),
-                                 keys.astype(np.uint32).reshape(-1), philox_key(seed)])
-        return {self.hbm_logits: pack_rows(l), self.hbm_q: q,
+        return self.image(l, q, ids, keys, seed)
+
+    def image(self, target_logits, draft_probs, draft_token_ids, keys, seed: int) -> dict:
+        """``{byte address: array}`` of already checked inputs, with the Fast path's ``keys``
+        ([R·(S+1), 3]: row (r, s) at r·(S+1) + s, one per purpose) given."""
+        tables = np.concatenate([np.asarray(draft_token_ids).astype(np.uint32).reshape(-1),
+                                 np.asarray(keys).astype(np.uint32).reshape(-1),
+                                 philox_key(seed)])
+        return {self.hbm_logits: pack_rows(np.asarray(target_logits, np.float32)),
+                self.hbm_q: np.asarray(draft_probs, np.float32),
                 self.hbm_ids: tables.astype(np.uint32)}
 
     def read_outputs(self, run) -> dict:

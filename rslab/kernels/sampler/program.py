@@ -46,6 +46,7 @@ from dataclasses import dataclass, field
 
 from rslab.kernels.loops.emit import emit_loop, remainder_drop
 from rslab.kernels.loops.loop import Loop
+from rslab.kernels.ops.invcdf import TOKEN
 from rslab.kernels.ops.philox import philox_ops
 from rslab.kernels.ops.uniform import uniform_ops
 from rslab.kernels.sampler.bodies import rowmax_body, sumexp_loop_body
@@ -459,19 +460,28 @@ class _Builder:
                 nxt.append(level[-1])
             p.bundle(*ops)
             level = nxt
-        p.steps(f"vred.add {S_SUM}, {level[0]}", f"vbcast {GLUE[0]}, {S_SUM}",
-                f"vrcp {GLUE[0]}")
+        p.steps(f"vred.add {S_SUM}, {level[0]}")
+        self.normaliser()
+
+    def normaliser(self):
+        """1/s pushed to the SFU (``S_SUM`` holds s)."""
+        self.p.steps(f"vbcast {GLUE[0]}, {S_SUM}", f"vrcp {GLUE[0]}")
+
+    def draft_logit(self, buf) -> str:
+        """The logit of x from the packed row with scalar loads; its register (float32 bits)."""
+        a, b, h, c = S_T[0], S_T[1], S_T[2], S_T[3]
+        self.p.steps(f"sshr {a}, {S_X}, 8", f"sshl {a}, {a}, 9", f"sand {b}, {S_X}, 127",
+                     f"sshl {b}, {b}, 2", f"sadd {a}, {a}, {b}", f"sld {a}, [{a} + {buf}]",
+                     f"sshr {h}, {S_X}, 7", f"sand {h}, {h}, 1", f"sshl {h}, {h}, 4",
+                     f"sli {c}, 16", f"ssub {h}, {c}, {h}", f"sshl {a}, {a}, {h}",
+                     f"sand {a}, {a}, 0xffff0000")
+        return a
 
     def probability_of_draft(self, buf):
-        """p(x) in ``GLUE[3]``: the logit of x from the packed row with scalar loads, then
+        """p(x) in ``GLUE[3]``: the logit of x (:meth:`draft_logit`), then
         exp2((l − m)·LOG2E)·(1/s)."""
         p = self.p
-        a, b, h, c = S_T[0], S_T[1], S_T[2], S_T[3]
-        p.steps(f"sshr {a}, {S_X}, 8", f"sshl {a}, {a}, 9", f"sand {b}, {S_X}, 127",
-                f"sshl {b}, {b}, 2", f"sadd {a}, {a}, {b}", f"sld {a}, [{a} + {buf}]",
-                f"sshr {h}, {S_X}, 7", f"sand {h}, {h}, 1", f"sshl {h}, {h}, 4",
-                f"sli {c}, 16", f"ssub {h}, {c}, {h}", f"sshl {a}, {a}, {h}",
-                f"sand {a}, {a}, 0xffff0000")
+        a = self.draft_logit(buf)
         vl, ve, vp = GLUE[1], GLUE[2], GLUE[3]
         e2 = "vexp2" if self.path == "fast" else "vexp2.p"
         p.steps(f"vpop {V_RINV}", f"vbcast {vl}, {a}", f"vsub.f32 {vl}, {vl}, {V_M}",
@@ -480,10 +490,18 @@ class _Builder:
 
     def accept_test(self, r, s):
         """``accept = q(x) > 0 and u·q(x) < p(x)``; the diagnostics; the token or the branch."""
+        L, S = self.L, self.L.S
+        self.acceptance(r, s)
+        self.p.steps(f"bz {S_ACC}, rej_{r}_{s}",
+                     f"sst {S_X}, [s0 + {L.vm_tokens + 4 * (r * (S + 1) + s)}]")
+
+    def acceptance(self, r, s):
+        """``S_ACC`` = 1.0 if ``q(x) > 0 and u·q(x) < p(x)`` else 0; the diagnostics stored."""
         L, p, S = self.L, self.p, self.L.S
         vp, vu, vq, vt = GLUE[3], GLUE[4], GLUE[5], GLUE[6]
         self.acceptance_uniform(r, s, vu)
-        p.steps("dmawait 4", f"sld {S_T[4]}, [s0 + {L.vm_qx}]", f"vbcast {vq}, {S_T[4]}",
+        self.draft_q()
+        p.steps(f"vbcast {vq}, {S_T[4]}",
                 f"vmul.f32 {vt}, {vu}, {vq}",
                 (f"vcmplt.f32 {vt}, {vt}, {vp}", f"vcmpgt.f32 {GLUE[7]}, {vq}, {V_ZERO}"),
                 f"vand {vt}, {vt}, {GLUE[7]}", f"vli {GLUE[8]}, 1.0",
@@ -493,9 +511,11 @@ class _Builder:
         p.steps(f"sst {S_M}, [s0 + {L.vm_diag('m') + 4 * i}]",
                 f"sst {S_SUM}, [s0 + {L.vm_diag('sum') + 4 * i}]",
                 f"sst {S_T[5]}, [s0 + {L.vm_diag('px') + 4 * i}]",
-                f"sst {S_T[6]}, [s0 + {L.vm_diag('u') + 4 * i}]",
-                f"bz {S_ACC}, rej_{r}_{s}",
-                f"sst {S_X}, [s0 + {L.vm_tokens + 4 * (r * (S + 1) + s)}]")
+                f"sst {S_T[6]}, [s0 + {L.vm_diag('u') + 4 * i}]")
+
+    def draft_q(self):
+        """q(x) into ``S_T[4]``: the gathered word, once its DMA has landed."""
+        self.p.steps("dmawait 4", f"sld {S_T[4]}, [s0 + {self.L.vm_qx}]")
 
     def acceptance_uniform(self, r, s, dst):
         p = self.p
@@ -562,6 +582,7 @@ class _Builder:
         L, p, plan = self.L, self.p, self.plan
         p.label(f"rej_{r}_{s}")
         p.phase("residual")
+        self.residual_entry(r, s)
         if plan.prefetch:
             for c in range(1, len(self.chunks)):
                 self.fetch_q_chunk(r, s, c)
@@ -586,6 +607,14 @@ class _Builder:
         row.finish(s, buf)
         self.empty_residual_fallback(row, buf)
         self.finish_request(r, s, jump=s < L.S - 1)
+
+    def token_lines(self, r: int, slot: int) -> list:
+        """The store of a final row's token (in ``TOKEN``) into ``tokens[r, slot]``."""
+        L = self.L
+        return [f"sst {TOKEN}, [s0 + {L.vm_tokens + 4 * (r * (L.S + 1) + slot)}]"]
+
+    def residual_entry(self, r, s):
+        """Code at the start of the residual row of (r, s), before its transfers (none)."""
 
     def residual_bases(self, row, buf: int, a: int):
         """The residual row's base registers at packed vector ``a``."""
