@@ -24,6 +24,12 @@ what they computed through the exchange, one barrier per merge:
 
 **Sequential mode**: the one-core program's order (positions in order, out at the first
 rejection, the bonus row after S acceptances); the group's cores take the same branches.
+On a chip the HBM binds, so what a core fetches ahead is a guess that costs bandwidth when
+it is wrong. A split row's check (few requests: latency) guesses a rejection: it fetches its
+whole q row ahead, before the next position's row, and a residual waits for no transfer the
+check could have overlapped (an acceptance has fetched a q row it does not use). A core
+serving whole requests (many requests: throughput) guesses an acceptance: it fetches the next
+row ahead, as the one-core program does, but no q before a rejection needs it.
 **Parallel mode** (:meth:`ChipBuilder.build_parallel`): a core's *entries* one after the
 other — a check (row max, sum-exp, p(x), the acceptance flag) and its residual drawn
 whatever the flag, or a bonus row — with the next entry's logits and the q row fetched
@@ -208,6 +214,8 @@ class ChipBuilder(_Builder):
         self.row_index = 0
         if group_size > 1:
             self.row_class = SplitFixedRow
+            self.q_after_row, self.chunks = False, [(0, layout.n_packed)]
+        self.q_ahead = group_size > 1
 
     # ------------------------------------------------------- the exchange
     def publish(self, values, base: str, addr: str) -> list:
@@ -292,8 +300,24 @@ class ChipBuilder(_Builder):
                 f"vpop {f}", f"vst {f}, [s0 + {L.vm_online + PACKED_BYTES}]",
                 f"vmov {V_M}, {m}"]
 
+    def fetch_position(self, r, s):
+        """As one core's; a core serving whole requests fetches no q row ahead."""
+        if self.q_ahead or self.entries is not None:
+            super().fetch_position(r, s)
+            return
+        L, p = self.L, self.p
+        p.phase("accept")
+        p.bundle(f"dmawait {self.row_tag(r, s)}")
+        p.steps(f"sld {S_X}, [s0 + {L.vm_id(r, s)}]", f"sshl {S_T[0]}, {S_X}, 2",
+                f"sadd {S_T[0]}, {S_T[0]}, {L.hbm_q_row(r, s)}", f"sli {S_T[1]}, {L.vm_qx}",
+                f"sli {S_T[2]}, 4", f"dma {S_T[1]}, {S_T[0]}, {S_T[2]}, 4")
+        self.fetch_row(r, s + 1)
+
     def residual_entry(self, r, s):
-        """Online: the row's own max back in V_M and 1/s times its factor in V_RINV."""
+        """The q row's first chunk when no check fetched it ahead; online, the row's own max
+        back in V_M and 1/s times its factor in V_RINV."""
+        if not self.q_ahead and self.entries is None:
+            self.fetch_q_chunk(r, s, 0)
         if not self.online:
             return
         L = self.L

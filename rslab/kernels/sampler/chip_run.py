@@ -3,8 +3,7 @@
 :func:`run_chip_sampler` plans the rows onto the cores (:func:`~rslab.kernels.sampler.
 chip_plan.plan_rows`), builds every core's window and arguments
 (:mod:`rslab.kernels.sampler.chip_layout`) and its program (cores of the same shape share
-one: :func:`~rslab.kernels.sampler.chip_program.chip_kernel`; a core serving whole
-requests in sequential mode runs the one-core program itself), simulates the chip once
+one: :func:`~rslab.kernels.sampler.chip_program.chip_kernel`), simulates the chip once
 (:func:`rslab.machine.chip.simulate_chip`), reads the tokens back (sequential: a group's
 first core's VMEM, and a split row's final token from the exchange; parallel: the
 selection's rows of the exchange), and runs the reference on the same inputs and seed with
@@ -16,7 +15,6 @@ with the chip's bound beside the floors (:mod:`rslab.kernels.sampler.chip_bound`
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import lru_cache
 
 import numpy as np
 
@@ -36,8 +34,6 @@ from rslab.kernels.sampler.chip_layout import (
 from rslab.kernels.sampler.chip_plan import plan_rows
 from rslab.kernels.sampler.chip_program import CHIP_DRAW, chip_kernel
 from rslab.kernels.sampler.floor import phase_floors
-from rslab.kernels.sampler.layout import SamplerLayout
-from rslab.kernels.sampler.program import build_kernel
 from rslab.kernels.sampler.run import SamplerRun, assembled, compare_floats, phase_cycles
 from rslab.machine.chip import simulate_chip
 from rslab.machine.collector import collector_paused
@@ -58,11 +54,6 @@ class ChipSamplerRun(SamplerRun):
     critical_core: int = 0
 
 
-@lru_cache(maxsize=16)
-def _one_core_kernel(layout: SamplerLayout):
-    return build_kernel(layout, "fast", method=CHIP_DRAW[0], noise=CHIP_DRAW[1])
-
-
 def _core_setups(plan, xmap, inputs, seed):
     """Per active core: (kernel, window image, VMEM, layout), and the groups' leaders."""
     S = plan.S
@@ -76,12 +67,6 @@ def _core_setups(plan, xmap, inputs, seed):
                 args[ARG_XBASE] = xmap.group[g.index]
             if plan.mode == "sequential":
                 req = g.requests
-                if g.size == 1:
-                    layout = SamplerLayout(len(req), S, plan.V)
-                    image, _ = window_image(ChipLayout(len(req), S, plan.V), g.rows, 0,
-                                            plan.V, inputs, seed)
-                    out[c] = (_one_core_kernel(layout), image, None, layout)
-                    continue
                 layout = ChipLayout(len(req), S, hi - lo, rows=len(req) * S)
                 image, owner = window_image(layout, g.rows, lo, hi, inputs, seed)
                 args[ARG_TOK] = xmap.tok + 4 * req[0]
