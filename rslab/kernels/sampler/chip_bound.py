@@ -7,9 +7,10 @@ does not shrink, it spreads, except the bytes, which all cross the one HBM:
   mode reads what the one-core task reads (:func:`rslab.kernels.sampler.floor.task_bytes`:
   every checked row, q(x) of the accepted drafts, the final row's inputs); parallel mode
   reads every row: R·(S + 1) logits rows and R·S q rows;
-- ``sfu`` and ``valu``: the per-element work of the draw's loops (the row max, sum-exp,
-  residual and bonus passes of every core: their SFU pushes and VALU ops, the one-core
-  bound's SFU term with the VALU's beside it) over C cores' slots;
+- ``sfu`` and ``valu``: the per-element work of the draw's passes — the SFU cycles and VALU
+  ops per packed vector of the row max, sum-exp, residual and bonus loop bodies (the
+  one-core bound's SFU term, with the VALU's beside it), times the packed vectors of every row
+  the task passes over — spread over the C cores' slots;
 - ``exchange``: for split rows, the barriers a group cannot avoid, one after the other: per
   check the merges of the sum (and, max-first, of the max), per fixed-point row the merges of
   its largest block sum and of its totals (and a bonus row's max), and in parallel mode the
@@ -22,26 +23,47 @@ does not shrink, it spreads, except the bytes, which all cross the one HBM:
 
 from __future__ import annotations
 
-from rslab.kernels.sampler.floor import INSTANCE, task_bytes
+from functools import lru_cache
+
+from rslab.kernels.ops.invcdf import PACKED_PER_ITER, pass_body
+from rslab.kernels.sampler.bodies import rowmax_body, sumexp_loop_body
+from rslab.kernels.sampler.floor import task_bytes
 from rslab.kernels.sampler.layout import SamplerLayout
-from rslab.machine.floor import run_parts
-
-ELEMENT_PHASES = ("max", "sumexp", "residual", "bonus")
-"""Phases whose loops do per-element work."""
-
-
-def _phase(region: str) -> str:
-    return region.split("_", 1)[1] if region.startswith("ph") else region
+from rslab.kernels.sampler.plans import OPTIMISED
+from rslab.kernels.sampler.registers import REGS, S_X
+from rslab.machine.isa import SPECS
 
 
-def loop_work(run) -> dict:
-    """SFU pushes and VALU ops of a traced core's per-element loops."""
-    out = {"sfu": 0, "valu": 0}
-    for part in run_parts(run.trace, INSTANCE, default="setup"):
-        if part.kind == "loop" and _phase(part.region) in ELEMENT_PHASES:
-            for unit in out:
-                out[unit] += part.usage.get(unit, 0)
+@lru_cache(maxsize=4)
+def pass_work(hold: int) -> dict:
+    """Per pass (``max``, ``sumexp``, ``residual``, ``bonus``): SFU cycles (1 + ``hold`` per
+    push) and VALU ops per packed vector of its loop body."""
+    plan = OPTIMISED
+    bodies = {"max": (rowmax_body(plan.rowmax_u, plan.land_fp32), plan.rowmax_u),
+              "sumexp": (sumexp_loop_body("fast", plan.sumexp_workers, plan.sumexp_u,
+                                          plan.land_fp32, plan.store_e), plan.sumexp_u),
+              "residual": (pass_body("residual", REGS | {"sums": S_X}, "e"), PACKED_PER_ITER),
+              "bonus": (pass_body("bonus", REGS | {"sums": S_X}, "landed"), PACKED_PER_ITER)}
+    out = {}
+    for name, (body, u) in bodies.items():
+        slots = [SPECS[op.opcode].slot for op in body]
+        out[name] = {"sfu": (1 + hold) * slots.count("sfu") / u, "valu": slots.count("valu") / u}
     return out
+
+
+def row_passes(plan, num_accepted) -> dict:
+    """How many rows each pass goes over in the task of ``plan``."""
+    n = dict.fromkeys(("max", "sumexp", "residual", "bonus"), 0)
+    for r in range(plan.R):
+        a = int(num_accepted[r])
+        checked = plan.S if plan.mode == "parallel" else min(a + 1, plan.S)
+        n["max"] += checked
+        n["sumexp"] += checked
+        if plan.mode == "parallel" or a == plan.S:
+            n["max"] += 1
+            n["bonus"] += 1
+        n["residual"] += plan.S if plan.mode == "parallel" else int(a < plan.S)
+    return n
 
 
 def plan_bytes(plan, num_accepted) -> int:
@@ -53,9 +75,8 @@ def plan_bytes(plan, num_accepted) -> int:
             + plan.R * plan.S * layout.q_row_bytes)
 
 
-def exchange_path(plan, chip, num_accepted, empty=()) -> int:
-    """Cycles of the barriers of the longest chain of a group (module docstring); ``empty``:
-    the (request, position) residual rows the fallback drew again."""
+def exchange_path(plan, chip, num_accepted) -> int:
+    """Cycles of the barriers of the longest chain of a group (module docstring)."""
     check = 1 if plan.merge == "online" else 2
     longest = 0
     for g in plan.groups:
@@ -64,30 +85,28 @@ def exchange_path(plan, chip, num_accepted, empty=()) -> int:
         rounds = 0
         for r, s in g.rows:
             if plan.mode == "parallel":
-                rounds += 3 if s == plan.S else check + 2 + 2 * ((r, s) in empty)
+                rounds += 3 if s == plan.S else check + 2
                 continue
             a = int(num_accepted[r])
-            checked = min(a + 1, plan.S)
-            rounds += checked * check + (3 if a == plan.S else 2 + 2 * ((r, a) in empty))
+            rounds += min(a + 1, plan.S) * check + (3 if a == plan.S else 2)
         longest = max(longest, rounds * chip.barrier_latency(g.size))
     if plan.mode == "parallel":
         longest += chip.barrier_latency(len(plan.active))
     return longest
 
 
-def chip_bound(plan, chip, runs, num_accepted, empty=()) -> dict:
-    """The chip's bound of a run of ``plan`` (``runs``: the traced cores' runs)."""
+def chip_bound(plan, chip, num_accepted) -> dict:
+    """The chip's bound of the task of ``plan`` whose requests accepted ``num_accepted``."""
     nbytes = plan_bytes(plan, num_accepted)
-    work = {"sfu": 0, "valu": 0}
-    for run in runs:
-        if run is not None:
-            for unit, n in loop_work(run).items():
-                work[unit] += n
+    per = pass_work(chip.core.sfu_hold)
+    rows = row_passes(plan, num_accepted)
+    packed = plan.V // 256
+    work = {unit: sum(rows[p] * per[p][unit] for p in rows) * packed for unit in ("sfu", "valu")}
     slots = chip.core.slots
     terms = {"hbm": chip.core.dma_latency + -(-nbytes // chip.hbm_bytes_per_cycle),
-             "sfu": -(-work["sfu"] // (chip.cores * slots["sfu"])),
-             "valu": -(-work["valu"] // (chip.cores * slots["valu"]))}
+             "sfu": int(-(-work["sfu"] // (chip.cores * slots["sfu"]))),
+             "valu": int(-(-work["valu"] // (chip.cores * slots["valu"])))}
     binding = max(terms, key=terms.get)
-    exchange = exchange_path(plan, chip, num_accepted, empty)
+    exchange = exchange_path(plan, chip, num_accepted)
     return {"bound_cycles": terms[binding] + exchange, "binding": binding, "bytes": nbytes,
             "exchange_cycles": exchange, **{f"{k}_cycles": v for k, v in terms.items()}}

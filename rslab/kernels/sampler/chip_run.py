@@ -191,7 +191,7 @@ def run_chip_sampler(inputs, *, cores: int, mode: str = "sequential", merge: str
                          plan=plan, chip_run=chip_run, critical_core=critical)
     if figures:
         run.floors = phase_floors(crit_run, setups[critical][0], phases)
-        bound = chip_bound(plan, chip, chip_run.runs, ref.num_accepted)
+        bound = chip_bound(plan, chip, ref.num_accepted)
         bound["ratio"] = round(chip_run.cycles / bound["bound_cycles"], 3)
         run.chip_bound = bound
     return run

@@ -120,21 +120,58 @@ def compare_floats(kernel_out: dict, ref: dict) -> dict:
     return checks
 
 
+def _chip_arguments(path, plan, kernel, method, noise, cores) -> None:
+    """``ValueError`` naming the argument that a run on a chip does not take."""
+    if isinstance(cores, bool) or not isinstance(cores, int) or not 1 <= cores <= 64:
+        raise ValueError(f"cores must be an integer in [1, 64], got {cores!r}")
+    if path != "fast":
+        raise ValueError(f"path: the chip's sampler runs the Fast path, got {path!r}")
+    if plan != OPTIMISED:
+        raise ValueError("plan: the chip's cores run the optimised plan")
+    if kernel is not None:
+        raise ValueError("kernel: the chip builds its cores' programs itself")
+    if method not in (None, "fixed") or noise not in (None, "u96"):
+        raise ValueError(f"method: the chip's rows draw with ('fixed', 'u96'), whose merge "
+                         f"over cores is exact; got {(method, noise)!r}")
+
+
 @collector_paused()
 def run_sampler(inputs, path: str = "fast", plan: KernelPlan = OPTIMISED, *, seed: int = 0,
                 config: MachineConfig | None = None, kernel: BuiltKernel | None = None,
-                compare: bool = True, method: str = "gumbel",
-                noise: str | None = None, figures: bool = True) -> SamplerRun:
+                compare: bool = True, method: str | None = None,
+                noise: str | None = None, figures: bool = True, cores: int = 1,
+                mode: str = "sequential", merge: str = "max-first",
+                chip=None) -> SamplerRun:
     """Simulate the sampler compiled as ``plan`` on ``inputs`` (target logits, draft
     probabilities, draft ids) and compare with ``rejection_sample`` on the same seed,
-    both drawing with ``method`` and ``noise`` (:mod:`rslab.kernels.sampler.draws`).
+    both drawing with ``method`` and ``noise`` (:mod:`rslab.kernels.sampler.draws`;
+    ``method=None``: ``gumbel`` on one core).
 
     ``config`` is the machine; the loops are scheduled for the same machine
     (``SlotModel.from_config(config)``) unless a prebuilt ``kernel`` is given (its draw
     must be ``method`` and ``noise``). ``figures=False`` leaves out the loops' figures,
     the floors and the task's bound (cycles, phases and tokens only: a live figure's
     update).
+
+    ``cores`` > 1, ``mode="parallel"``, a ``merge`` or a ``chip``
+    (:class:`~rslab.machine.config.ChipConfig`, whose cores are ``config`` when it is
+    None) run the sampler on the cores of a chip
+    (:func:`rslab.kernels.sampler.chip_run.run_chip_sampler`: the rows planned onto the
+    cores in ``mode``, ``sequential`` or ``parallel``, split rows' sums merged ``merge``,
+    ``max-first`` or ``online``, the draw ``("fixed", "u96")``); the result then has the
+    chip's bound beside the floors (``chip_bound``). ``cores=1, mode="sequential"`` is the
+    one-core program above.
     """
+    if cores != 1 or mode != "sequential" or merge != "max-first" or chip is not None:
+        from rslab.kernels.sampler.chip_run import run_chip_sampler
+        from rslab.machine.config import ChipConfig
+
+        _chip_arguments(path, plan, kernel, method, noise, cores)
+        if chip is None and config is not None:
+            chip = ChipConfig(cores=cores, core=config)
+        return run_chip_sampler(inputs, cores=cores, mode=mode, merge=merge, seed=seed,
+                                chip=chip, compare=compare, figures=figures)
+    method = "gumbel" if method is None else method
     l, q, ids = inputs
     if np.ndim(l) != 3:
         raise ValueError(f"inputs: the target logits must be [R, S+1, V], got shape "
