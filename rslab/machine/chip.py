@@ -233,13 +233,14 @@ def simulate_chip(programs, chip: ChipConfig | None = None, hbm=None, vmem=None,
         wins = _windows(windows, chip.cores, 4 * hbm_words.size)
         shared = Exchange(chip.exchange_bytes, chip.cores)
         shared.words[:] = build_memory(exchange, chip.exchange_bytes, "exchange")
-        cores = []
+        cores, checked = [], set()
         for c, program in enumerate(programs):
             core = None
-            if program is not None:
+            if program is not None:  # a program is decoded whole once, checking every bundle
                 core = new_core(ChipCore, program, chip.core, vmem[c], hbm_words, trace, None,
-                                None, core=c, exchange=shared)
+                                None, lazy=id(program) in checked, core=c, exchange=shared)
                 core.window = wins[c]
+                checked.add(id(program))
             cores.append(core)
         sched = _Chip(chip, cores, shared)
         with np.errstate(all="ignore"):

@@ -309,24 +309,35 @@ class Decoder:
         if not lowest <= tag < self.config.dma_tags:
             self.fail(f"dma tag {tag} out of range 0..{self.config.dma_tags - 1}", pc, op.text)
 
-    def decode(self) -> Decoded:
+    def decode(self, lazy: bool = False) -> Decoded:
         """The program decoded: each distinct bundle text once, at its first pc, and the
         directives at theirs, in pc order (so the first error in the program is the one
-        raised)."""
+        raised). ``lazy``: the bundles are left undecoded (None, no ops, no slots) for
+        :meth:`decode_class` to decode when first issued (the program was checked by an
+        eager decode on a core before)."""
         entries = self.program.entries
         index, firsts, directives = self.program.bundle_classes
-        compiled, infos, uses = [None] * len(firsts), [None] * len(firsts), [None] * len(firsts)
+        compiled, infos, uses = [None] * len(firsts), [[]] * len(firsts), [{}] * len(firsts)
         placed = {}
         for pc in sorted(firsts + directives):
             e = entries[pc]
             if e.kind == "bundle":
-                i = index[pc]
-                compiled[i], infos[i], uses[i] = self.bundle(pc, e)
+                if not lazy:
+                    i = index[pc]
+                    compiled[i], infos[i], uses[i] = self.bundle(pc, e)
             elif e.kind == "loop":
                 placed[pc] = self.loop(pc, e)
             else:
                 placed[pc] = EndLoop() if e.kind == "endloop" else Halt()
         return Decoded(compiled, placed, infos, uses, index)
+
+    def decode_class(self, decoded: Decoded, i: int):
+        """Decode the distinct bundle ``i`` of a lazily ``decoded`` program in place; its
+        ``CompiledBundle``."""
+        pc = self.program.bundle_classes[1][i]
+        decoded.bundles[i], decoded.infos[i], decoded.uses[i] = self.bundle(
+            pc, self.program.entries[pc])
+        return decoded.bundles[i]
 
     def loop(self, pc, e) -> LoopEntry:
         kind, value = e.count

@@ -202,16 +202,19 @@ def _run(program, config, vmem, hbm, trace, sregs, vregs, max_steps) -> Run:
     return finished_run(core)
 
 
-def new_core(kind, program, config, vmem, hbm_words, trace, sregs, vregs, **context):
+def new_core(kind, program, config, vmem, hbm_words, trace, sregs, vregs, lazy=False,
+             **context):
     """A core of class ``kind`` (``_Core`` or a chip's) with ``program`` decoded on its registers
-    (``context``: the chip's ``core`` index and ``exchange``), its VMEM built from ``vmem``
-    and reading the HBM words ``hbm_words``."""
+    (``lazy``: each bundle when first issued; ``context``: the chip's ``core`` index and
+    ``exchange``), its VMEM built from ``vmem`` and reading the HBM words ``hbm_words``."""
     n_scratch = sum(config.slots.values()) + 2
     R, S = _initial_registers(config, n_scratch, vregs, sregs)
     M = build_memory(vmem, config.vmem_bytes, "vmem")
     ctx = Context(R, S, M, hbm_words, **context)
-    decoded = Decoder(program, config, ctx, n_scratch).decode()
-    return kind(program, config, ctx, decoded, n_scratch, trace)
+    decoder = Decoder(program, config, ctx, n_scratch)
+    core = kind(program, config, ctx, decoder.decode(lazy), n_scratch, trace)
+    core.decoder = decoder
+    return core
 
 
 def finished_run(core) -> Run:
@@ -234,6 +237,12 @@ def finished_run(core) -> Run:
         run.trace = Trace(run, core.records, decoded.per_pc(decoded.infos, []),
                           core.dma_events, core.t)
     return run
+
+
+class Lazy(NamedTuple):
+    """The step of a distinct bundle not yet decoded (``index``): decoded when first issued."""
+
+    index: int
 
 
 class Sync(NamedTuple):
@@ -286,12 +295,21 @@ class _Core:
         self.dma_events = [] if tracing else None
         self.t = self.bundles = self.directives = 0
         # per pc, the issue function of its bundle or its directive; running off the end halts
-        self.steps = [*decoded.steps([self.step(b) for b in decoded.bundles]), Halt()]
+        self.steps = [*decoded.steps([Lazy(i) if b is None else self.step(b)
+                                      for i, b in enumerate(decoded.bundles)]), Halt()]
         self.counts = [0] * len(self.steps)
 
     def step(self, b):
         """The step of compiled bundle ``b``: its issue function."""
         return bind(b, self)
+
+    def materialise(self, i: int):
+        """The step of distinct bundle ``i`` of a lazily decoded program, decoded and bound
+        when first issued (once for every pc that holds it)."""
+        steps = self.__dict__.setdefault("lazy_steps", {})
+        if i not in steps:
+            steps[i] = self.step(self.decoder.decode_class(self.decoded, i))
+        return steps[i]
 
     def error(self, message: str, pc: int, cycle, text: str | None = None) -> MachineError:
         """A ``MachineError`` naming the source line, pc and op text of entry ``pc``."""
@@ -388,7 +406,11 @@ class _Core:
             while True:
                 issue = program[pc]
                 if type(issue) is not function:
-                    if type(issue) is Sync:
+                    if type(issue) is Lazy:
+                        issue = program[pc] = self.materialise(issue.index)
+                    if type(issue) is function:
+                        pass
+                    elif type(issue) is Sync:
                         self.sync_pc, self.sync_floor = pc, floor
                         yield issue
                         issue = issue.fn

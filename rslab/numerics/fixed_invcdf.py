@@ -190,17 +190,23 @@ def fixed_tokens(w, words) -> np.ndarray:
     return np.array([row_token(w[r], *us[r]) for r in range(w.shape[0])], np.int64)
 
 
+def level_bounds(x, fraction_bits: int = FRACTION_BITS,
+                 uniform_bits: int = UNIFORM_BITS) -> np.ndarray:
+    """``⌈C_i·2^b/Q⌉`` for each value i of ``x`` (object ints): the uniforms ``U`` below it
+    give a value up to i, so value i takes the uniforms from the bound before it to its own."""
+    c = quantise(x, fraction_bits)
+    big_q = total(c)
+    a, b = prefix_words(c)
+    prefix = a.astype(object) * (1 << 32) + b.astype(object)
+    return -((-prefix * (1 << uniform_bits)) // big_q)
+
+
 def level_counts(x, fraction_bits: int = FRACTION_BITS,
                  uniform_bits: int = UNIFORM_BITS) -> np.ndarray:
     """How many of the 2^b uniforms give each of the values ``x`` (object ints):
     ``N_i = ⌈C_i·2^b/Q⌉ − ⌈C_{i−1}·2^b/Q⌉``, since ``U`` gives a value before i iff
     ``U·Q < C_{i−1}·2^b``."""
-    c = quantise(x, fraction_bits)
-    big_q = total(c)
-    a, b = prefix_words(c)
-    prefix = a.astype(object) * (1 << 32) + b.astype(object)
-    below = -((-prefix * (1 << uniform_bits)) // big_q)
-    return np.diff(below, prepend=0)
+    return np.diff(level_bounds(x, fraction_bits, uniform_bits), prepend=0)
 
 
 def exact_counts(w, fraction_bits: int = FRACTION_BITS,
