@@ -39,8 +39,10 @@ def test_the_split_bonus_draw_is_the_one_core_draw(cores):
 def test_first_reject_and_all_accept_on_split_rows_have_the_chips_bound():
     for inputs in (first_reject_inputs(R=2, S=3, V=4864, seed=1),
                    all_accept_inputs(R=2, S=3, V=4864, seed=1)):
-        run = run_sampler(inputs, cores=6, seed=3)
+        run = run_sampler(inputs, cores=6, seed=3, chip=ChipConfig(hbm_bytes_per_cycle=256))
         assert run.tokens_match and run.plan.cores_per_row == 3
+        per_cycle = run.chip_run.hbm_bytes()  # contended: 6 engines of 128 B ask for more
+        assert per_cycle.max() == 256 and run.stalls["hbm"] > 0
         b = run.chip_bound
         assert b["bound_cycles"] == max(b["hbm_cycles"], b["sfu_cycles"], b["valu_cycles"]) \
             + b["exchange_cycles"]

@@ -25,10 +25,11 @@ VMEM, its DMA engine, unchanged); the chip adds what the cores share
 a ``dmawait`` or a ``bar``. Until then its DMAs are *requests*. The chip commits requests
 to the HBM in the order they start (cycle, then core), and a request starting at cycle s
 only once no core can still issue one that starts earlier: every other core's *horizon*,
-the cycle from which its next bundle may issue, is past s (or at s, for a higher core or a
-core that waits). A core waiting at a barrier cannot issue before the release, which comes
-after the next arrival of a core that runs (or waits for the HBM), so its horizon is at
-least the lowest of those; a halted core has none. The chip resumes the runnable core with
+no earlier than its engine is free and than its next bundle may issue, is past s (or at s,
+for a higher core or a core that waits). A core waiting at a barrier cannot issue before the
+release, which comes after the next arrival of a core that runs or waits for the HBM, so no
+earlier than the earliest next bundle of those (a core waiting for the HBM issues none
+before its first request is done); a halted core has none. The chip resumes the runnable core with
 the lowest horizon (then the lowest index), so horizons advance and commits follow. The
 result depends on the programs only, not on the order the simulator resumes cores in: the
 HBM's service is fixed by the start order, a barrier's release by its arrivals, and a
@@ -84,6 +85,7 @@ class ChipCore(_Core):
         self.dma_alone = [0] * config.dma_tags
         self.dma_alone_all = self.alone_free = self.release = 0
         self.pending = deque()  # requests: (issue cycle, bytes, tag, pc)
+        self.needed = 0  # the pending requests the waiting dmawait needs committed
         self.window = (0, 4 * ctx.H.size)
         self.sync_pc = self.sync_floor = 0
         super().__init__(program, config, ctx, decoded, n_scratch, tracing)
@@ -91,7 +93,9 @@ class ChipCore(_Core):
     def step(self, b):
         """The issue function of bundle ``b``, as a ``Sync`` step if it waits for the chip."""
         fn = bind(b, self)
-        return Sync(fn, b.barrier) if b.dmawait is not None or b.barrier is not None else fn
+        if b.dmawait is None and b.barrier is None:
+            return fn
+        return Sync(fn, b.barrier, b.dmawait)
 
     def start_dmas(self, dmas: tuple, t: int, pc: int):
         """Copy each DMA's bytes through the window now; the core's engine alone sets
@@ -296,17 +300,23 @@ class _Chip:
         except MachineError as exc:
             raise MachineError(f"core {c}: {exc.message}", exc.pc, exc.cycle, exc.op,
                                exc.line) from None
-        if sync.barrier is None:
-            self.state[c] = DMA if core.pending else RUN
-        else:
+        if sync.barrier is not None:
             self._arrive(c, sync.barrier)
+            return
+        tags = [tag for _, _, tag, _ in core.pending]
+        waited = [i for i, tag in enumerate(tags) if sync.dmawait in (-1, tag)]
+        core.needed = waited[-1] + 1 if waited else 0  # the engine serves them in order
+        self.state[c] = DMA if core.needed else RUN
 
     # ------------------------------------------------------------------ the HBM
     def _horizons(self) -> dict:
-        """Per core, the earliest cycle a request it has not yet made could start: its next
-        bundle's cycle, and its engine's (after the requests it has made); at a barrier, at
-        least the lowest of the cores that run or wait for the HBM; halted, never."""
-        out = {}
+        """Per core, the earliest cycle a request it has not yet made could start: no
+        earlier than its engine is free (after the requests it has made) nor than its next
+        bundle; at a barrier, no earlier than the release, which follows the next arrival of
+        a core that runs or waits for the HBM, so than the earliest next bundle of those (a
+        core whose ``dmawait`` waits for a request issues none before that request, and so
+        its first, is done); halted, never."""
+        out, nexts = {}, []
         for c in self.active:
             core = self.cores[c]
             if self.state[c] == DONE:
@@ -315,7 +325,11 @@ class _Chip:
             engine = (max(core.pending[0][0], core.dma_free) if core.pending
                       else core.dma_free)
             out[c] = max(core.sync_floor, engine)
-        low = min((out[c] for c in self.active if self.state[c] in (RUN, DMA)), default=NEVER)
+            if self.state[c] == RUN:
+                nexts.append(core.sync_floor)
+            elif self.state[c] == DMA:
+                nexts.append(max(core.sync_floor, engine + core.config.dma_latency))
+        low = min(nexts, default=NEVER)
         for c in self.active:
             if self.state[c] == BAR:
                 out[c] = max(out[c], low)
@@ -339,7 +353,7 @@ class _Chip:
             self._serve(a, start)
             changed = True
         for c in self.active:
-            if self.state[c] == DMA and not self.cores[c].pending:
+            if self.state[c] == DMA and not self.cores[c].needed:
                 self.state[c] = RUN
                 changed = True
         return changed
@@ -347,6 +361,7 @@ class _Chip:
     def _serve(self, c: int, start: int) -> None:
         core = self.cores[c]
         t, n, tag, pc = core.pending.popleft()
+        core.needed = max(0, core.needed - 1)
         end, delivery = self.hbm.serve(start, n, core.config.dma_bytes_per_cycle)
         core.dma_free = end
         done = end + core.config.dma_latency

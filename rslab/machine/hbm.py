@@ -43,6 +43,9 @@ class SharedHBM:
     def serve(self, start: int, nbytes: int, rate: int) -> tuple[int, list]:
         """Serve ``nbytes`` from cycle ``start`` on, at most ``rate`` bytes a cycle out of
         what is left: (the cycle after the last byte, the delivery runs)."""
+        if start < self.times[0]:
+            raise AssertionError(f"a transfer starting at cycle {start} served after one that "
+                                 f"started at {self.times[0]}: served out of order")
         self._forget(start)
         runs, left, t = [], nbytes, start
         i = bisect_right(self.times, t) - 1

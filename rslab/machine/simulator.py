@@ -253,6 +253,8 @@ class Sync(NamedTuple):
     fn: FunctionType
     barrier: tuple | None
     """``bar``'s (register id of the name, scalar register of the name, count), or None."""
+    dmawait: int | None = None
+    """``dmawait``'s tag (−1: every DMA), or None."""
 
 
 class _Core:

@@ -33,7 +33,7 @@ from rslab.numerics import fixed_invcdf as fx
 from rslab.numerics.fastlog import LOG2E
 from rslab.numerics.invcdf import tree_sum
 from rslab.numerics.rng import UNIFORM_BITS, uniform_from_index
-from rslab.numerics.split_sum import split_softmax
+from rslab.numerics.split_sum import even_split, split_softmax
 
 LATTICE = 1 << UNIFORM_BITS
 
@@ -123,3 +123,29 @@ def row_change(logits, q, x: int, exp2, first, second) -> dict:
     p2, pe2 = order_probs(logits, exp2, second)
     q = np.asarray(q, np.float32)
     return change(pe1[x], pe2[x], q[x], p1, p2, q)
+
+
+def order_changes(inputs, orders: dict, base, exp2, positions: int) -> dict:
+    """Per named order of ``orders``, how it changes the outcome against ``base`` over the
+    first ``positions`` positions (r, s) of ``inputs`` (target logits, draft q, draft ids):
+    the mean and largest exact probability, the positions it can change at all, and the mean
+    probability of a flipped decision."""
+    l, q, ids = inputs
+    R, S = np.shape(ids)
+    where = [(r, s) for r in range(R) for s in range(S)][:positions]
+    out = {}
+    for name, order in orders.items():
+        c = [row_change(l[r, s], q[r, s], int(ids[r, s]), exp2, base, order) for r, s in where]
+        total = np.array([x["total"] for x in c])
+        out[name] = {"mean": float(total.mean()), "max": float(total.max()),
+                     "positions_changed": int((total > 0).sum()), "positions": len(c),
+                     "decision_mean": float(np.mean([x["decision"] for x in c]))}
+    return out
+
+
+def merge_orders(vocab: int) -> dict:
+    """The orders of the sum compared with one core's: NumPy's (the reference's default), a
+    row split over 16 cores (max-first, online) and over 64."""
+    return {"numpy": None, "split16": even_split(vocab, 16),
+            "split16-online": even_split(vocab, 16, merge="online"),
+            "split64": even_split(vocab, 64)}

@@ -1,0 +1,201 @@
+"""Chapter "Many cores": the chip, a row split over its cores, the merges, the two modes, the
+curves against the chip's bound, and a live chip run.
+
+What a page calls: :func:`chip_rows` and :func:`sources` (the chip and where its numbers
+come from), :func:`merge_algebra` (what merges exactly on one row, and what does not),
+:func:`change_rates` (how often the float32 merge changes an outcome), :func:`curves`,
+:func:`scaling` and :func:`targets` (the grid against the chip's bound), ``curve_figure``
+and ``live_figure`` (``draw`` functions for ``live_figure``) with their controls.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from rslab.executors import make_executor
+from rslab.fixtures import VOCAB, first_reject_inputs, sampled_inputs
+from rslab.kernels.sampler.chip_curves import curve_points, scaling_end
+from rslab.kernels.sampler.chip_run import run_chip_sampler
+from rslab.machine.config import WORMHOLE, ChipConfig
+from rslab.numerics import fixed_invcdf as fx
+from rslab.numerics.fastlog import fast_exp2
+from rslab.numerics.invcdf import tree_sum
+from rslab.numerics.split_effect import merge_orders, order_changes
+from rslab.numerics.split_sum import SplitSum, even_split, split_softmax
+from rslab.scale import by_scale
+from rslab.viz import chip_plots as cp
+from rslab.viz.controls import choice_control, int_control
+
+SOURCES = (
+    ("hbm_bytes_per_cycle", "a core's NoC link: one 256-bit flit (32 B) per cycle, 32 GB/s at "
+     "the 1 GHz AI clock", "NoC/README.md, Performance"),
+    ("hbm_bytes_per_cycle", "twelve GDDR6 channels, 288 GB/s: 288 B per cycle, 9 links' worth",
+     "DRAMTile/README.md, Performance"),
+    ("hop_latency", "router to neighbouring router: 9 cycles", "NoC/README.md, Performance"),
+    ("endpoint_latency", "core (NIU) to its router and back: ~5 cycles",
+     "NoC/README.md, Performance"),
+    ("exchange_bytes", "1464 KiB of L1 per Tensix core", "TensixTile/README.md"),
+)
+"""(setting, the public figure, where it is) of the chip's defaults (:class:`ChipConfig`)."""
+
+
+def chip_rows(chip: ChipConfig | None = None) -> list[tuple[str, str, str]]:
+    """(resource, value, note) rows of the chip (default: the default chip)."""
+    return (chip or ChipConfig()).table()
+
+
+def sources() -> list[dict]:
+    """The chip's defaults beside the public figures they come from."""
+    chip = ChipConfig()
+    return [{"setting": s, "value": getattr(chip, s), "public figure": figure,
+             "source": WORMHOLE + where} for s, figure, where in SOURCES]
+
+
+def merge_algebra(vocab: int = VOCAB, cores: int = 16, rows: int = 8, seed: int = 0) -> dict:
+    """``rows`` sampled rows of ``vocab`` tokens split over ``cores``: how many merge the row
+    max and argmax (from the cores' own) exactly, how many merge the float32 sum s to the
+    one-core order's value (max-first, online) and how many float32 steps apart at most, and
+    how many merge the fixed-point draw's integer block totals (each core's summed) exactly."""
+    logits = sampled_inputs(rows, 1, vocab, seed=seed)[0][:, 0]
+    one, split = SplitSum((0, vocab)), even_split(vocab, cores)
+    online = even_split(vocab, cores, merge="online")
+    b = split.bounds
+    out = {"cores": split.parts, "rows": rows, "max_equal": 0, "argmax_equal": 0,
+           "integer_total_equal": 0, "sum_equal": {"max-first": 0, "online": 0},
+           "sum_ulps_max": {"max-first": 0, "online": 0}}
+    for l in logits:
+        parts = [l[lo:hi] for lo, hi in zip(b, b[1:], strict=False)]
+        maxima = [p.max() for p in parts]
+        k = int(np.argmax(maxima))
+        out["max_equal"] += bool(max(maxima) == l.max())
+        out["argmax_equal"] += b[k] + int(np.argmax(parts[k])) == int(np.argmax(l))
+        s1 = split_softmax(l[None], fast_exp2, one)[1][0, 0]
+        for name, order in (("max-first", split), ("online", online)):
+            s2 = split_softmax(l[None], fast_exp2, order)[1][0, 0]
+            out["sum_equal"][name] += bool(s2 == s1)
+            ulps = abs(int(s2.view(np.int32)) - int(s1.view(np.int32)))
+            out["sum_ulps_max"][name] = max(out["sum_ulps_max"][name], ulps)
+        c = fx.quantise(tree_sum(fx.blocks(split_softmax(l[None], fast_exp2, one)[3][0])))
+        per_core = [fx.total(c[lo // 128:-(-hi // 128)]) for lo, hi in zip(b, b[1:],
+                                                                             strict=False)]
+        out["integer_total_equal"] += sum(per_core) == fx.total(c)
+    return out
+
+
+def change_rates(vocab: int = VOCAB, positions: int | None = None, seed: int = 0) -> list[dict]:
+    """Per order of the float32 sum (NumPy's, split over 16 and 64 cores), the exact
+    probability that it changes a position's outcome against one core's, over sampled
+    positions (``positions`` default: 4 at quick scale, 32 at book)."""
+    positions = by_scale(4, 32, 128) if positions is None else positions
+    inputs = sampled_inputs(-(-positions // 2), 2, vocab, seed=seed)
+    rates = order_changes(inputs, merge_orders(vocab), SplitSum((0, vocab)), fast_exp2,
+                          positions)
+    return [{"order": name, **r} for name, r in rates.items()]
+
+
+def curves(vocab: int = VOCAB, **grid) -> list[dict]:
+    """The grid's points (:func:`rslab.kernels.sampler.chip_curves.curve_points`, computed
+    on this machine's cores, each once per book build)."""
+    with make_executor() as executor:
+        return curve_points(vocab, executor=executor, **grid)
+
+
+def scaling(points) -> list[dict]:
+    """Per curve, where strong scaling ends and what binds there."""
+    return scaling_end(points)
+
+
+def targets(points) -> list[dict]:
+    """The two targets' points: first-step reject at R = 2 on 32 cores (latency, within 1.5×
+    of the chip's bound) and all-accept at R = 64 on 64 cores (throughput, within 1.3×)."""
+    want = (("first-reject", 2, 32, 1.5), ("all-accept", 64, 64, 1.3))
+    by = {(p["name"], p["R"], p["cores"]): p for p in points if p["mode"] == "sequential"}
+    return [{"point": f"{n}, R = {R}, {C} cores", "cycles": by[(n, R, C)]["cycles"],
+             "bound": by[(n, R, C)]["bound_cycles"], "ratio": by[(n, R, C)]["ratio"],
+             "target": t, "met": by[(n, R, C)]["ratio"] <= t}
+            for n, R, C, t in want if (n, R, C) in by]
+
+
+# ----------------------------------------------------------------- live figures
+
+def curve_figure(points, name: str = "first-reject", mode: str = "sequential"):
+    """``draw(cores)``: the curves of one test point and mode with ``cores`` marked."""
+    def draw(cores: int):
+        fig = cp.cycles_vs_cores(points, name, mode, highlight=cores)
+        here = sorted((p for p in points if p["name"] == name and p["mode"] == mode
+                       and p["cores"] == cores), key=lambda p: p["R"])
+        caption = f"{cores} cores: " + ", ".join(
+            f"R = {p['R']} {p['cycles']:,} cycles ({p['ratio']:.2f}× the bound)" for p in here)
+        return fig, caption
+    return draw
+
+
+def core_segments(run) -> dict:
+    """Per active core of a chip run: (start, end, phase) of every stretch of its program,
+    the waits for the HBM and for barriers as their own stretches."""
+    out = {}
+    for c, core_run in enumerate(run.chip_run.runs):
+        if core_run is None:
+            continue
+        labels = sorted((pc, name.split("_", 1)[1]) for name, pc in
+                        core_run.program.labels.items() if name.startswith("ph"))
+        starts = np.array([pc for pc, _ in labels] or [0])
+        segs, prev = [], 0
+        for rec in core_run.trace.bundles:
+            i = int(np.searchsorted(starts, rec.pc, side="right")) - 1
+            phase = labels[i][1] if i >= 0 and labels else "setup"
+            what = rec.cause if rec.cause in ("hbm", "dma-wait", "barrier") else phase
+            if segs and segs[-1][2] == what and segs[-1][1] == prev:
+                segs[-1] = (segs[-1][0], rec.cycle, what)
+            elif rec.cycle > prev:
+                segs.append((prev, rec.cycle, what))
+            prev = rec.cycle
+        out[c] = segs
+    return out
+
+
+def live_run(cores: int, requests: int = 2, mode: str = "sequential",
+             hbm_bytes_per_cycle: int = 1152, vocab: int = VOCAB):
+    """One chip run at first-step reject (the tokens checked against the reference)."""
+    inputs = first_reject_inputs(R=requests, S=4, V=vocab, seed=0)
+    chip = ChipConfig(hbm_bytes_per_cycle=hbm_bytes_per_cycle)
+    return run_chip_sampler(inputs, cores=cores, mode=mode, chip=chip, compare=False)
+
+
+def live_figure(vocab: int = VOCAB):
+    """``draw(cores, requests, mode, hbm)``: a first-step reject re-simulated on that chip; a
+    row per core of its phases and waits, the HBM's bytes per cycle, and its cycles against
+    the chip's bound."""
+    def draw(cores: int, requests: int, mode: str, hbm: int):
+        run = live_run(cores, requests, mode, hbm, vocab)
+        b = run.chip_bound
+        fig = cp.chip_timeline(core_segments(run), run.chip_run.hbm_bytes(), hbm,
+                               title=f"first-step reject, R = {requests}, {cores} cores, "
+                                     f"{mode}: {run.plan.describe()}")
+        caption = (f"{run.cycles:,} cycles; the chip's bound {b['bound_cycles']:,} "
+                   f"({b['binding']} {b[b['binding'] + '_cycles']:,} + exchange "
+                   f"{b['exchange_cycles']:,}): {b['ratio']:.2f}×; tokens "
+                   f"{'equal' if run.tokens_match else 'NOT equal'} to the reference's")
+        return fig, caption
+    return draw
+
+
+def cores_control():
+    """The cores, 1 to 64; 1, 8, 32 and 64 precomputed, 32 first shown."""
+    return int_control("cores", 1, 64, frames=(1, 8, 32, 64), value=32, label="cores")
+
+
+def requests_control():
+    """The requests, 1 to 64; 2 (the note's first-step reject) and 8 precomputed."""
+    return int_control("requests", 1, 64, frames=(2, 8), value=2, label="requests R")
+
+
+def mode_control():
+    """Sequential (the note's) or parallel (vLLM's) mode."""
+    return choice_control("mode", ("sequential", "parallel"), label="mode")
+
+
+def hbm_control():
+    """The HBM's bytes per cycle: 1,152 (the default) and half of it precomputed."""
+    return int_control("hbm", 128, 4608, step=128, frames=(576, 1152), value=1152,
+                       label="HBM B/cycle", fmt=lambda v: f"{v:,}")
