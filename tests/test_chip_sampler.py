@@ -11,13 +11,13 @@ from rslab.numerics.fastlog import fast_exp2
 from rslab.numerics.split_sum import SplitSum, even_split, split_softmax
 from rslab.reference import rejection_sample
 
-CASES = [  # (cores, V): not a power of two; V not a multiple of C × 256; idle cores
-    (3, 1792), (5, 2304), (7, 1280), (4, 512), (6, 4864)]
+CASES = [  # cores not a power of two; V not a multiple of C × 256; idle cores (V < C × 256)
+    (3, 1792, "sequential", "max-first"), (5, 2304, "sequential", "online"),
+    (7, 1280, "parallel", "max-first"), (4, 512, "parallel", "online"),
+    (6, 4864, "sequential", "max-first"), (12, 2304, "parallel", "online")]
 
 
-@pytest.mark.parametrize("cores,V", CASES)
-@pytest.mark.parametrize("mode,merge", [("sequential", "max-first"), ("sequential", "online"),
-                                        ("parallel", "max-first"), ("parallel", "online")])
+@pytest.mark.parametrize("cores,V,mode,merge", CASES)
 def test_the_chip_draws_the_reference_tokens(cores, V, mode, merge):
     inputs = sampled_inputs(R=2, S=3, V=V, seed=cores + V)
     run = run_sampler(inputs, cores=cores, mode=mode, merge=merge, seed=7, figures=False)
