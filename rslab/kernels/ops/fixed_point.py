@@ -16,7 +16,9 @@ significant first), after the carries have been propagated with integer adds and
 - :func:`scans_lines`: inclusive prefix scans of several vectors, their steps interleaved;
 - :func:`interleave`: independent chains of lines, one line of each in turn;
 - :func:`product_lines`: ``⌊U·Q/2^96⌋`` of a 96-bit U (three words) and a 80-bit Q
-  (five limbs) on the scalar unit, in 16-bit digits (every product below 2^32).
+  (five limbs) on the scalar unit, in 16-bit digits (every product below 2^32);
+  :func:`product_vector_lines` the same with the partial products on the VALU, a lane per
+  column.
 
 Registers are passed by name (``v`` and ``s`` strings); ``m16`` holds 0xFFFF in every lane.
 """
@@ -148,3 +150,38 @@ def scans_lines(srcs, dsts, tmps, rows) -> list:
 def interleave(*chains) -> list:
     """The lines of independent ``chains``, one of each in turn."""
     return [line for group in zip_longest(*chains) for line in group if line is not None]
+
+
+def product_vector_lines(words, q, x, u, cols: tuple, t: str, vecs: tuple, m16: str,
+                         row: int) -> list:
+    """``x`` (``DIGITS`` scalars) = the 16-bit digits of ``⌊U·Q/2^96⌋`` as
+    :func:`product_lines` computes them, with the 30 partial products on the VALU: Q's
+    digits ``q`` stored in lanes 0–4 of a row after 128 zero words and loaded shifted by i
+    lanes for U's digit i (``u``: six scratch scalars), so that lane c of the product holds
+    column c; the low halves summed in lane c, the high halves one lane on (a store and a
+    shifted load), then the eleven columns' carries on the scalar unit (``cols``: eleven
+    scalars, free once ``q``, ``words`` and ``u`` are used; ``t`` one more). In the order
+    that lets in-order bundles overlap: every load, then every broadcast, product, split and
+    a tree of adds. ``vecs``: twelve scratch vectors; ``row``:
+    the byte address of 128 zero words, the Q row, a zero word, the shifted row and the
+    column row (2,564 bytes)."""
+    w0, w1, w2 = words
+    qrow, shifted, col_row = row + 4 * LANES, row + 8 * LANES + 4, row + 12 * LANES + 4
+    qs, ub = vecs[:6], vecs[6:]
+    lines = [f"sst {q[j]}, [s0 + {qrow + 4 * j}]" for j in range(len(q))]
+    for k, (w, shift) in enumerate(((w2, 0), (w2, 16), (w1, 0), (w1, 16), (w0, 0), (w0, 16))):
+        lines.append(f"sshr {u[k]}, {w}, 16" if shift else f"sand {u[k]}, {w}, 0xffff")
+    lines += [f"vld {qs[i]}, [s0 + {qrow - 4 * i}]" for i in range(6)]
+    lines += [f"vbcast {ub[i]}, {u[i]}" for i in range(6)]
+    lines += [f"vmullo.u32 {qs[i]}, {qs[i]}, {ub[i]}" for i in range(6)]
+    lines += [line for i in range(6) for line in (f"vand {ub[i]}, {qs[i]}, {m16}",
+                                                  f"vshr {qs[i]}, {qs[i]}, 16")]
+    for level in ((0, 1), (2, 3), (4, 5)), ((0, 2),), ((0, 4),):
+        for a, b in level:
+            lines += [f"vadd.u32 {ub[a]}, {ub[a]}, {ub[b]}", f"vadd.u32 {qs[a]}, {qs[a]}, {qs[b]}"]
+    lines += [f"vst {qs[0]}, [s0 + {shifted}]", f"vld {qs[0]}, [s0 + {shifted - 4}]",
+              f"vadd.u32 {ub[0]}, {ub[0]}, {qs[0]}", f"vst {ub[0]}, [s0 + {col_row}]"]
+    lines += [f"sld {cols[c]}, [s0 + {col_row + 4 * c}]" for c in range(len(cols))]
+    for c in range(1, len(cols)):  # column c takes the carry of column c − 1
+        lines += [f"sshr {t}, {cols[c - 1]}, 16", f"sadd {cols[c]}, {cols[c]}, {t}"]
+    return lines + [f"sand {x[j]}, {cols[len(u) + j]}, 0xffff" for j in range(len(x))]

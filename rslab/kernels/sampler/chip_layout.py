@@ -88,8 +88,13 @@ class ChipLayout(SamplerLayout):
         return -(-(self.vm_args + ARG_ROWS + 12 * self.rows) // ROW) * ROW
 
     @property
-    def vmem_end(self) -> int:
+    def vm_product(self) -> int:
+        """The rows of :func:`~rslab.kernels.ops.fixed_point.product_vector_lines`."""
         return self.vm_online + 2 * ROW
+
+    @property
+    def vmem_end(self) -> int:
+        return self.vm_product + 6 * ROW
 
     def args(self, words: dict) -> dict:
         """``{VMEM address: uint32 words}`` of the arguments ``words`` (offset → value)."""

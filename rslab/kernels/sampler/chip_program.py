@@ -51,6 +51,7 @@ from rslab.kernels.ops.fixed_point import (
     greater_lines,
     interleave,
     limb_lines,
+    product_vector_lines,
     quantise_lines,
 )
 from rslab.kernels.ops.invcdf import TOKEN, last_sums_lines
@@ -71,8 +72,10 @@ from rslab.kernels.sampler.fixed_row import (
     BLOCK,
     GROUP_SETS,
     Q_DIGITS,
+    U_DIGITS,
     VECTORS,
     WORDS,
+    X_DIGITS,
     FixedRow,
     _Rows,
 )
@@ -114,7 +117,24 @@ class _CoreRows:
 
 
 class SplitFixedRow(FixedRow):
-    """A fixed-point inverse-CDF row split over the K cores of a group (module docstring)."""
+    """A fixed-point inverse-CDF row split over the K cores of a group (module docstring);
+    its ``X = ⌊U·Q/2^96⌋`` with the partial products on the VALU
+    (:func:`~rslab.kernels.ops.fixed_point.product_vector_lines`: the tail after the
+    cores' last merge is the row's latency)."""
+
+    def _level_x(self, words, rows, last_lane: int, X, v, first_word: int) -> list:
+        lines = [f"sld {Q_DIGITS[j]}, [s0 + {rows.prefix(j) + 4 * last_lane}]"
+                 for j in range(DIGITS)]
+        lines += [f"sld {w}, [s0 + {rows.words + 4 * (first_word + i)}]"
+                  for i, w in enumerate(words)]
+        vecs = tuple(v[r] for r in ("L0", "L1", "L2", "L3", "mx", "x", "lo", "hi", "tmp", "l",
+                                    "w", "q"))  # free at both levels: consumed by then
+        cols = (*Q_DIGITS, *words, *U_DIGITS[:3])
+        lines += product_vector_lines(words, Q_DIGITS, X_DIGITS, U_DIGITS, cols, U_DIGITS[3],
+                                      vecs, v["m16"], self.b.L.vm_product)
+        for j in range(DIGITS):
+            lines += [f"vbcast {X[j]}, {X_DIGITS[j]}", f"vcvt.u2f {X[j]}, {X[j]}"]
+        return lines
 
     def finish(self, slot: int, buf: int):
         """The split tail: ``S_T[0]`` = the row's largest block sum; if it is > 0, the core
@@ -284,6 +304,9 @@ class ChipBuilder(_Builder):
             self.gather(f"s{bank}", GLUE[10], t0), f"vred.add {S_SUM}, {GLUE[10]}"]
         self.p.lines += pack_lines(lines)
         super().normaliser()
+        if self.entries is None:
+            r, s = divmod(self.row_index, self.L.S)
+            self.fetch_row(r, s + 1)
         return a
 
     def _online_merge(self, base: str, bank: int) -> list:
@@ -301,17 +324,19 @@ class ChipBuilder(_Builder):
                 f"vmov {V_M}, {m}"]
 
     def fetch_position(self, r, s):
-        """As one core's; a core serving whole requests fetches no q row ahead."""
-        if self.q_ahead or self.entries is not None:
-            super().fetch_position(r, s)
-            return
+        """Wait for the row, gather q(x); then a split row fetches its whole q row (and its
+        next row only after its merges, :meth:`draft_logit`: every core's q is then asked for
+        first), a core serving whole requests its next row and no q."""
         L, p = self.L, self.p
         p.phase("accept")
         p.bundle(f"dmawait {self.row_tag(r, s)}")
         p.steps(f"sld {S_X}, [s0 + {L.vm_id(r, s)}]", f"sshl {S_T[0]}, {S_X}, 2",
                 f"sadd {S_T[0]}, {S_T[0]}, {L.hbm_q_row(r, s)}", f"sli {S_T[1]}, {L.vm_qx}",
                 f"sli {S_T[2]}, 4", f"dma {S_T[1]}, {S_T[0]}, {S_T[2]}, 4")
-        self.fetch_row(r, s + 1)
+        if self.q_ahead:
+            self.fetch_q_chunk(r, s, 0)
+        else:
+            self.fetch_row(r, s + 1)
 
     def residual_entry(self, r, s):
         """The q row's first chunk when no check fetched it ahead; online, the row's own max
