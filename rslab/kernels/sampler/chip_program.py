@@ -175,8 +175,12 @@ class SplitFixedRow(FixedRow):
             lines += interleave(*chains)
         lines += [f"vld {L0_3[j]}, [s0 + {rows.limbs(j)}]" for j in range(LIMBS)]
         lines += [f"vcvt.f2u {r}, {r}" for r in L0_3]
-        lines += self._prefix(L0_3, D, N, layout, rows, v)
-        last = 4 * (LANES - 1)
+        if layout.groups == 1:  # one group: its total is its prefix, no scan
+            lines += carry_lines(L0_3, N, v["m16"], v["carry"])
+            lines += [f"vst {N[j]}, [s0 + {rows.prefix(j)}]" for j in range(DIGITS)]
+        else:
+            lines += self._prefix(L0_3, D, N, layout, rows, v)
+        last = 4 * (layout.groups - 1)
         return lines + [f"sld {Q_DIGITS[j]}, [s0 + {rows.prefix(j) + last}]"
                         for j in range(DIGITS)]
 
@@ -196,10 +200,11 @@ class SplitFixedRow(FixedRow):
     def _owner_block(self, layout, rows, core, v) -> list:
         """On the core k* (in s11): its offset P (the prefix before it), its groups' prefix
         plus P (stored, P in the word before lane 0), the group and the block J past X₁."""
-        L0_3 = [v[f"L{j}"] for j in range(LIMBS)]
         D, X, N = ([v[f"{c}{j}"] for j in range(DIGITS)] for c in "DXN")
         lines = ["sshl s12, s11, 2"]
         lines += [f"sld {Q_DIGITS[j]}, [s12 + {core.prefix(j) - 4}]" for j in range(DIGITS)]
+        if layout.groups == 1:  # one group: the offset before it is P
+            return lines + ["sli s11, 0"] + self._blocks_of_group(layout, rows, v)
         for j in range(DIGITS):
             lines += [f"vld {N[j]}, [s0 + {rows.prefix(j)}]", f"vbcast {v['t']}, {Q_DIGITS[j]}",
                       f"vadd.u32 {N[j]}, {N[j]}, {v['t']}"]
@@ -210,7 +215,13 @@ class SplitFixedRow(FixedRow):
         lines += greater_lines(D, X, v["gt"], v["eq"], v["t"]) + [f"vred.argmax s11, {v['gt']}"]
         lines += ["sshl s12, s11, 2"]
         lines += [f"sld {Q_DIGITS[j]}, [s12 + {rows.prefix(j) - 4}]" for j in range(DIGITS)]
-        lines += ["sshl s13, s11, 9", f"vld {v['a']}, [s13 + {layout.sums}]"]
+        return lines + self._blocks_of_group(layout, rows, v)
+
+    def _blocks_of_group(self, layout, rows, v) -> list:
+        """Block J past X₁ in the group in s11, whose offset is in ``Q_DIGITS``."""
+        L0_3 = [v[f"L{j}"] for j in range(LIMBS)]
+        D, X = ([v[f"{c}{j}"] for j in range(DIGITS)] for c in "DX")
+        lines = ["sshl s13, s11, 9", f"vld {v['a']}, [s13 + {layout.sums}]"]
         lines += quantise_lines(v["a"], v["p1"], v["p2"], v["qhi"], v["qlo"], v["c2p32"])
         lines += limb_lines(v["qhi"], v["qlo"], L0_3, v["m16"])
         lines += self._offset_scan(L0_3, rows, v)
