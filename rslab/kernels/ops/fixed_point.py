@@ -135,11 +135,12 @@ def product_lines(words, q, x, u, acc: str, p: str) -> list:
     return lines
 
 
-def scans_lines(srcs, dsts, tmps, rows) -> list:
+def scans_lines(srcs, dsts, tmps, rows, steps: int = SCAN_STEPS) -> list:
     """Inclusive Hillis–Steele scans of ``srcs`` into ``dsts`` (``tmps`` scratch vectors),
-    scan k in ``rows[k]``: 128 zero words, then the slot its steps store to."""
+    scan k in ``rows[k]``: 128 zero words, then the slot its steps store to; ``steps`` < 7
+    scans only the first 2^steps lanes."""
     lines = [f"vmov {d}, {s}" for s, d in zip(srcs, dsts, strict=True)]
-    for i in range(SCAN_STEPS):
+    for i in range(steps):
         lines += [f"vst {d}, [s0 + {row + 4 * LANES}]" for d, row in zip(dsts, rows, strict=False)]
         lines += [f"vld {t}, [s0 + {row + 4 * LANES - 4 * (1 << i)}]"
                   for t, row in zip(tmps, rows, strict=False)]

@@ -53,6 +53,7 @@ from rslab.kernels.ops.fixed_point import (
     limb_lines,
     product_vector_lines,
     quantise_lines,
+    scans_lines,
 )
 from rslab.kernels.ops.invcdf import TOKEN, last_sums_lines
 from rslab.kernels.sampler.chip_layout import (
@@ -148,6 +149,8 @@ class SplitFixedRow(FixedRow):
         rows = _Rows(L.vm_fixed)
         core = _CoreRows(rows, L)
         lines = last_sums_lines(layout, BLOCK_SUMS) + self._row_max(layout, v)
+        lines += [f"viota {v['iota']}", f"vrand {v['word']}, {v['iota']}, s3",
+                  f"vst {v['word']}, [s0 + {rows.words}]"]  # the row's words, before the wait
         lines += b.publish([("s24", "bmax")], "s11", "s12")
         lines += [b.gather("bmax", v["a"], "s11"), f"vred.max s24, {v['a']}"]
         p.lines += pack_lines(lines) + [f"smov {S_T[0]}, s24", f"bz s24, {empty}"]
@@ -160,14 +163,22 @@ class SplitFixedRow(FixedRow):
         p.lines += b.token_lines(self.r, slot) + [f"{other}:", f"{empty}:"]
 
     def _local_total(self, layout, rows, v, tag) -> list:
-        """E of the row's largest block sum (in s24), the row's words, this core's groups
-        quantised and their exact prefix (stored); its total Q_c into ``Q_DIGITS``."""
+        """E of the row's largest block sum (in s24), this core's groups (or, one group, its
+        blocks) quantised and their exact prefix stored; its total Q_c into ``Q_DIGITS``."""
         L0_3 = [v[f"L{j}"] for j in range(LIMBS)]
         D, N = ([v[f"{c}{j}"] for j in range(DIGITS)] for c in "DN")
         lines = exponent_lines("s24", "s11", v["p1"], v["p2"], ("s12", "s13", "s14"),
                                f"b{tag}")
-        lines += [f"viota {v['iota']}", f"vrand {v['word']}, {v['iota']}, s3",
-                  f"vst {v['word']}, [s0 + {rows.words}]"]
+        if layout.groups == 1:  # one group: its blocks' prefix now, off the owner's path
+            lines += [f"vld {v['a']}, [s0 + {layout.sums}]"]
+            lines += quantise_lines(v["a"], v["p1"], v["p2"], v["qhi"], v["qlo"], v["c2p32"])
+            lines += limb_lines(v["qhi"], v["qlo"], L0_3, v["m16"])
+            lines += scans_lines(L0_3, N[:LIMBS], D[:LIMBS], rows.scans)
+            lines += [f"vcvt.f2u {N[j]}, {N[j]}" for j in range(LIMBS)]
+            lines += carry_lines(N[:LIMBS], D, v["m16"], v["carry"])
+            lines += [f"vst {D[j]}, [s0 + {rows.prefix(j)}]" for j in range(DIGITS)]
+            return lines + [f"sld {Q_DIGITS[j]}, [s0 + {rows.prefix(j) + 4 * (LANES - 1)}]"
+                            for j in range(DIGITS)]
         for first in range(0, layout.groups, len(GROUP_SETS)):
             groups = range(first, min(layout.groups, first + len(GROUP_SETS)))
             chains = [self._group_limbs(layout, rows, g, v, regs, scalars)
@@ -175,11 +186,7 @@ class SplitFixedRow(FixedRow):
             lines += interleave(*chains)
         lines += [f"vld {L0_3[j]}, [s0 + {rows.limbs(j)}]" for j in range(LIMBS)]
         lines += [f"vcvt.f2u {r}, {r}" for r in L0_3]
-        if layout.groups == 1:  # one group: its total is its prefix, no scan
-            lines += carry_lines(L0_3, N, v["m16"], v["carry"])
-            lines += [f"vst {N[j]}, [s0 + {rows.prefix(j)}]" for j in range(DIGITS)]
-        else:
-            lines += self._prefix(L0_3, D, N, layout, rows, v)
+        lines += self._prefix(L0_3, D, N, layout, rows, v)
         last = 4 * (layout.groups - 1)
         return lines + [f"sld {Q_DIGITS[j]}, [s0 + {rows.prefix(j) + last}]"
                         for j in range(DIGITS)]
@@ -190,25 +197,34 @@ class SplitFixedRow(FixedRow):
         lane), the core k* whose prefix first exceeds it; s12 = 0 on that core."""
         D, X, N = ([v[f"{c}{j}"] for j in range(DIGITS)] for c in "DXN")
         ins = [v[f"L{j}"] for j in range(LIMBS)] + [v["mx"]]
+        K = self.b.K
         lines = [self.b.gather(row, reg, "s11") for row, reg in zip(DIGIT_ROWS, ins, strict=True)]
-        lines += self._prefix(ins, D, N, layout, core, v)
-        lines += self._level_x(WORDS, core, self.b.K - 1, X, v, 0)
+        lines += [f"vcvt.u2f {r}, {r}" for r in ins]  # digits already below 2^16
+        lines += scans_lines(ins, N, X, core.scans, (K - 1).bit_length())  # the first K lanes
+        lines += [f"vcvt.f2u {r}, {r}" for r in N]
+        lines += carry_lines(N, D, v["m16"], v["carry"])
+        lines += [f"vst {D[j]}, [s0 + {core.prefix(j)}]" for j in range(DIGITS)]
+        lines += [f"vcvt.u2f {r}, {r}" for r in D]
+        lines += self._level_x(WORDS, core, K - 1, X, v, 0)
         lines += greater_lines(D, X, v["gt"], v["eq"], v["t"]) + [f"vred.argmax s11, {v['gt']}"]
         return lines + [f"sld s12, [s0 + {self.b.L.vm_args + ARG_LANE}]", "sshr s12, s12, 2",
                         "ssub s12, s12, s11"]
 
     def _owner_block(self, layout, rows, core, v) -> list:
-        """On the core k* (in s11): its offset P (the prefix before it), its groups' prefix
-        plus P (stored, P in the word before lane 0), the group and the block J past X₁."""
+        """On the core k* (in s11): its offset P (the prefix before it); its groups' (one
+        group: its blocks') prefix plus P past X₁ gives the group (and then the block J) or,
+        one group, the block J."""
         D, X, N = ([v[f"{c}{j}"] for j in range(DIGITS)] for c in "DXN")
         lines = ["sshl s12, s11, 2"]
         lines += [f"sld {Q_DIGITS[j]}, [s12 + {core.prefix(j) - 4}]" for j in range(DIGITS)]
-        if layout.groups == 1:  # one group: the offset before it is P
-            return lines + ["sli s11, 0"] + self._blocks_of_group(layout, rows, v)
         for j in range(DIGITS):
             lines += [f"vld {N[j]}, [s0 + {rows.prefix(j)}]", f"vbcast {v['t']}, {Q_DIGITS[j]}",
                       f"vadd.u32 {N[j]}, {N[j]}, {v['t']}"]
         lines += carry_lines(N, D, v["m16"], v["carry"])
+        if layout.groups == 1:
+            lines += [f"vcvt.u2f {r}, {r}" for r in D]
+            lines += greater_lines(D, X, v["gt"], v["eq"], v["t"])
+            return lines + [f"vred.argmax {BLOCK}, {v['gt']}"]
         lines += [f"vst {D[j]}, [s0 + {rows.prefix(j)}]" for j in range(DIGITS)]
         lines += [f"sst {Q_DIGITS[j]}, [s0 + {rows.prefix(j) - 4}]" for j in range(DIGITS)]
         lines += [f"vcvt.u2f {r}, {r}" for r in D]
