@@ -159,7 +159,8 @@ def live_run(cores: int, requests: int = 2, mode: str = "sequential",
     """One chip run at first-step reject (the tokens checked against the reference)."""
     inputs = first_reject_inputs(R=requests, S=4, V=vocab, seed=0)
     chip = ChipConfig(hbm_bytes_per_cycle=hbm_bytes_per_cycle)
-    return run_chip_sampler(inputs, cores=cores, mode=mode, chip=chip, compare=False)
+    return run_chip_sampler(inputs, cores=cores, mode=mode, chip=chip, compare=False,
+                            figures=False)
 
 
 def live_figure(vocab: int = VOCAB):

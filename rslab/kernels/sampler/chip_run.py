@@ -163,8 +163,8 @@ def run_chip_sampler(inputs, *, cores: int, mode: str = "sequential", merge: str
                      figures: bool = True) -> ChipSamplerRun:
     """Simulate the sampler on ``cores`` cores of ``chip`` (default: the default chip) in
     ``mode``, the checks' sums merged ``merge``, drawing with ``("fixed", "u96")``; compare
-    with the reference stating each row's split. ``figures=False`` leaves out the floors
-    and the bound (tokens, cycles and phases only)."""
+    with the reference stating each row's split. ``figures=False`` leaves out the floors of
+    the critical core (tokens, cycles, phases and the chip's bound only)."""
     plan, chip = _check(inputs, cores, mode, merge, chip)
     l, q, ids = inputs
     ref = rejection_sample(l, q, ids, path="fast", seed=seed, diagnostics=compare,
@@ -189,9 +189,9 @@ def run_chip_sampler(inputs, *, cores: int, mode: str = "sequential", merge: str
                          compare_floats(outputs, ref.diagnostics) if compare else {},
                          bundles=sum(r.bundles for r in chip_run.runs if r is not None),
                          plan=plan, chip_run=chip_run, critical_core=critical)
+    bound = chip_bound(plan, chip, ref.num_accepted)
+    bound["ratio"] = round(chip_run.cycles / bound["bound_cycles"], 3)
+    run.chip_bound = bound
     if figures:
         run.floors = phase_floors(crit_run, setups[critical][0], phases)
-        bound = chip_bound(plan, chip, ref.num_accepted)
-        bound["ratio"] = round(chip_run.cycles / bound["bound_cycles"], 3)
-        run.chip_bound = bound
     return run
