@@ -96,14 +96,6 @@ class ChipLayout(SamplerLayout):
     def vmem_end(self) -> int:
         return self.vm_product + 6 * ROW
 
-    def args(self, words: dict) -> dict:
-        """``{VMEM address: uint32 words}`` of the arguments ``words`` (offset → value)."""
-        n = ARG_ROWS // 4 + 3 * self.rows
-        out = np.zeros(n, np.uint32)
-        for offset, value in words.items():
-            out[offset // 4] = np.uint32(value & 0xFFFFFFFF)
-        return {self.vm_args: out}
-
 
 @dataclass(frozen=True)
 class EntryLayout(ChipLayout):
@@ -125,6 +117,45 @@ class EntryLayout(ChipLayout):
         return self.hbm_q + r * self.q_row_bytes
 
 
+@dataclass(frozen=True)
+class Outputs:
+    """Parallel mode's rows of the exchange from byte ``par``: per chunk of 128 requests (lane
+    r) ``acc`` (s), ``res`` (s), ``bon``, ``draft`` (s), ``out`` (s = 0 … S) and ``nacc``."""
+
+    par: int
+    R: int
+    S: int
+
+    @property
+    def chunks(self) -> int:
+        return -(-self.R // LANES)
+
+    @property
+    def size(self) -> int:
+        return self.chunks * (4 * self.S + 3) * ROW
+
+    def _row(self, r: int, index: int) -> int:
+        return self.par + ((r // LANES) * (4 * self.S + 3) + index) * ROW + 4 * (r % LANES)
+
+    def acc(self, r: int, s: int) -> int:
+        return self._row(r, s)
+
+    def res(self, r: int, s: int) -> int:
+        return self._row(r, self.S + s)
+
+    def bon(self, r: int) -> int:
+        return self._row(r, 2 * self.S)
+
+    def draft(self, r: int, s: int) -> int:
+        return self._row(r, 2 * self.S + 1 + s)
+
+    def out(self, r: int, s: int) -> int:
+        return self._row(r, 3 * self.S + 1 + s)
+
+    def nacc(self, r: int) -> int:
+        return self._row(r, 4 * self.S + 2)
+
+
 class ExchangeMap:
     """Byte addresses in the exchange of a plan (module docstring) and its initial words."""
 
@@ -137,36 +168,11 @@ class ExchangeMap:
                 offset += len(ROWS) * ROW
         self.tok = offset
         offset += -(-4 * plan.R // ROW) * ROW
-        self.chunks = -(-plan.R // LANES)
-        self.par = offset
-        if plan.mode == "parallel":
-            offset += self.chunks * (4 * plan.S + 3) * ROW
-        self.size = offset
+        self.outputs = Outputs(offset, plan.R, plan.S)
+        self.size = offset + (self.outputs.size if plan.mode == "parallel" else 0)
 
     def row(self, g: int, name: str) -> int:
         return self.group[g] + ROWS.index(name) * ROW
-
-    def _par_row(self, r: int, index: int) -> int:
-        per = 4 * self.plan.S + 3
-        return self.par + ((r // LANES) * per + index) * ROW + 4 * (r % LANES)
-
-    def acc(self, r: int, s: int) -> int:
-        return self._par_row(r, s)
-
-    def res(self, r: int, s: int) -> int:
-        return self._par_row(r, self.plan.S + s)
-
-    def bon(self, r: int) -> int:
-        return self._par_row(r, 2 * self.plan.S)
-
-    def draft(self, r: int, s: int) -> int:
-        return self._par_row(r, 2 * self.plan.S + 1 + s)
-
-    def out(self, r: int, s: int) -> int:
-        return self._par_row(r, 3 * self.plan.S + 1 + s)
-
-    def nacc(self, r: int) -> int:
-        return self._par_row(r, 4 * self.plan.S + 2)
 
     def initial(self, draft_token_ids) -> dict:
         """``{address: words}``: −∞ in the rows merged by a max, the drafts (parallel)."""
@@ -175,11 +181,11 @@ class ExchangeMap:
             for name in MAX_ROWS:
                 out[self.row(g, name)] = np.full(LANES, NEG_INF, np.uint32)
         if self.plan.mode == "parallel":
-            ids = np.asarray(draft_token_ids)
-            for c in range(self.chunks):
+            ids, o = np.asarray(draft_token_ids), self.outputs
+            for c in range(o.chunks):
                 for s in range(self.plan.S):
                     lanes = ids[c * LANES:(c + 1) * LANES, s].astype(np.uint32)
-                    out[self.draft(c * LANES, s)] = lanes
+                    out[o.draft(c * LANES, s)] = lanes
         return out
 
 

@@ -483,26 +483,26 @@ class ChipBuilder(_Builder):
         row.finish(0, buf)
 
 
-def selection_lines(xmap) -> list:
+def selection_lines(o) -> list:
     """Core 0's selection after the barrier, per chunk of 128 requests (lane r): the first
     rejection's tokens (the drafts before it, its residual token, −1 after; the bonus token
     if none) and the count of accepted drafts, into the exchange's output rows."""
     alive, nacc, one, m1 = "v0", "v1", "v2", "v3"
     f, x, t, tok, a = "v4", "v5", "v6", "v7", "v8"
     lines = []
-    S = xmap.plan.S
-    for c in range(xmap.chunks):
+    S = o.S
+    for c in range(o.chunks):
         r = c * LANES
         lines += [f"vli {alive}, 0xffffffff", f"vli {nacc}, 0", f"vli {one}, 1",
                   f"vli {m1}, 0xffffffff"]
         for s in range(S):
-            lines += [f"xld {f}, [s0 + {xmap.acc(r, s)}]", f"xld {x}, [s0 + {xmap.draft(r, s)}]",
-                      f"xld {t}, [s0 + {xmap.res(r, s)}]", f"vsel {tok}, {f}, {x}, {t}",
-                      f"vsel {tok}, {alive}, {tok}, {m1}", f"xst {tok}, [s0 + {xmap.out(r, s)}]",
+            lines += [f"xld {f}, [s0 + {o.acc(r, s)}]", f"xld {x}, [s0 + {o.draft(r, s)}]",
+                      f"xld {t}, [s0 + {o.res(r, s)}]", f"vsel {tok}, {f}, {x}, {t}",
+                      f"vsel {tok}, {alive}, {tok}, {m1}", f"xst {tok}, [s0 + {o.out(r, s)}]",
                       f"vand {a}, {alive}, {f}", f"vand {a}, {a}, {one}",
                       f"vadd.u32 {nacc}, {nacc}, {a}", f"vand {alive}, {alive}, {f}"]
-        lines += [f"xld {t}, [s0 + {xmap.bon(r)}]", f"vsel {tok}, {alive}, {t}, {m1}",
-                  f"xst {tok}, [s0 + {xmap.out(r, S)}]", f"xst {nacc}, [s0 + {xmap.nacc(r)}]"]
+        lines += [f"xld {t}, [s0 + {o.bon(r)}]", f"vsel {tok}, {alive}, {t}, {m1}",
+                  f"xst {tok}, [s0 + {o.out(r, S)}]", f"xst {nacc}, [s0 + {o.nacc(r)}]"]
     return lines
 
 
@@ -510,7 +510,7 @@ def selection_lines(xmap) -> list:
 def chip_kernel(layout: ChipLayout, group_size: int, merge: str, entries=None, selector=None,
                 active: int = 1) -> BuiltKernel:
     """The program of a core (cached: cores of the same shape share it; ``selector``: the
-    exchange map of the selecting core, else None)."""
+    selecting core's :class:`~rslab.kernels.sampler.chip_layout.Outputs`, else None)."""
     model = SlotModel()
     b = ChipBuilder(layout, group_size, merge, model, entries=entries, selector=selector,
                     active=active)

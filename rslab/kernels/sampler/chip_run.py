@@ -80,13 +80,14 @@ def _core_setups(plan, xmap, inputs, seed):
                 image, owner = window_image(layout, g.rows, lo, hi, inputs, seed)
                 words = {layout.vm_args + off: v for off, v in args.items()}
                 words |= {layout.arg_owner(i): int(o) for i, o in enumerate(owner)}
+                o = xmap.outputs
                 for j, (r, s) in enumerate(g.rows):
                     if s < S:
-                        words[layout.arg_slot(j, 0)] = xmap.acc(r, s)
-                    words[layout.arg_slot(j, 1)] = xmap.res(r, s) if s < S else xmap.bon(r)
+                        words[layout.arg_slot(j, 0)] = o.acc(r, s)
+                    words[layout.arg_slot(j, 1)] = o.res(r, s) if s < S else o.bon(r)
                 entries = tuple(s == S for _, s in g.rows)
                 kernel = chip_kernel(layout, g.size, plan.merge, entries,
-                                     xmap if c == plan.active[0] else None, n_active)
+                                     o if c == plan.active[0] else None, n_active)
             out[c] = (kernel, image, _args_vmem(layout, words), layout)
     return out
 
@@ -138,10 +139,11 @@ def _outputs(plan, xmap, setups, chip_run) -> dict:
             finals = chip_run.read_exchange(xmap.tok + 4 * req[0], len(req), np.int32)
             out["tokens"][req, local["num_accepted"]] = finals
     if plan.mode == "parallel":
+        o = xmap.outputs
         for r in range(R):
-            out["tokens"][r] = [chip_run.read_exchange(xmap.out(r, s), 1, np.int32)[0]
+            out["tokens"][r] = [chip_run.read_exchange(o.out(r, s), 1, np.int32)[0]
                                 for s in range(S + 1)]
-            out["num_accepted"][r] = chip_run.read_exchange(xmap.nacc(r), 1, np.int32)[0]
+            out["num_accepted"][r] = chip_run.read_exchange(o.nacc(r), 1, np.int32)[0]
     return out
 
 
