@@ -6,7 +6,8 @@ points, both modes, the scale's requests and core counts, ``--vocab``) with its
 cycles, the chip's bound, their ratio and whether the tokens are the reference's; then, per
 curve, where strong scaling ends and what binds there; then the targets: first-step reject
 at R = 2 on 32 cores within 1.5× of the bound (latency), all-accept at R = 64 within 1.3×
-(throughput), the 32-core R = 2 run's wall time (a live figure's update: target 5 s), and
+(throughput), the check's merge both ways (max-first, online) at R = 2 on 32 cores, the
+32-core R = 2 run's wall time (a live figure's update: target 5 s), and
 how often the float32 merge of a split row's sum changes an outcome
 (:mod:`rslab.numerics.split_effect`, exact per row, over sampled rows).
 """
@@ -18,16 +19,18 @@ import time
 from rslab.bench.registry import benchmark
 from rslab.executors import make_executor
 from rslab.fixtures import first_reject_inputs, sampled_inputs
-from rslab.kernels.sampler.chip_curves import curve_points, grid, scaling_end
+from rslab.kernels.sampler.chip_curves import curve_point, curve_points, grid, scaling_end
 from rslab.kernels.sampler.chip_run import run_chip_sampler
 from rslab.numerics.fastlog import fast_exp2
 from rslab.numerics.split_effect import merge_orders, order_changes
-from rslab.numerics.split_sum import SplitSum
+from rslab.numerics.split_sum import MERGES, SplitSum
 from rslab.scale import by_scale
 from rslab.viz import tables
 
 TABLE_KEYS = ("name", "R", "cores", "mode", "cycles", "bound_cycles", "ratio", "binding",
               "tokens_per_kcycle", "tokens_match_reference")
+MERGE_KEYS = ("name", "merge", "cycles", "bound_cycles", "ratio", "exchange_cycles",
+              "tokens_match_reference")
 TARGETS = {"latency": ("first-reject", 2, 32, "sequential", 1.5),
            "throughput": ("all-accept", 64, 64, "sequential", 1.3)}
 
@@ -52,6 +55,8 @@ def chip_figures(vocab: int) -> dict:
         targets[what] = {"point": f"{name} R={R} C={C} {mode}", "target_ratio": target,
                          "ratio": p["ratio"] if p else None,
                          "meets_target": bool(p and p["ratio"] <= target)}
+    merges = [curve_point(name, 2, 32, "sequential", vocab, merge)
+              for name in ("first-reject", "all-accept") for merge in MERGES]
     inputs = first_reject_inputs(R=2, S=4, V=vocab, seed=0)
     run_chip_sampler(inputs, cores=32, figures=False, compare=False)  # programs built once
     start = time.perf_counter()
@@ -63,6 +68,7 @@ def chip_figures(vocab: int) -> dict:
                      "scaling": scaling_end(points), "targets": targets,
                      "live_update_seconds": round(live, 2), "live_target_seconds": 5.0,
                      "merge_change": merge_change(vocab, rows),
+                     "merges": [{k: p[k] for k in MERGE_KEYS} for p in merges],
                      "all_tokens_match": all(p["tokens_match_reference"] for p in points),
                      "grid_seconds": round(grid_seconds, 1)}}
 
@@ -81,6 +87,8 @@ def chip_text(out: dict) -> str:
                      f"): {'met' if t['meets_target'] else 'NOT met'}")
     lines.append(f"  live update (32 cores, R = 2): {c['live_update_seconds']} s (target "
                  f"{c['live_target_seconds']} s)")
+    lines.append("\nThe check's merge both ways (R = 2, 32 cores, sequential):")
+    lines.append(tables.markdown_table(c["merges"]))
     lines.append("\nHow often the order of the float32 sum changes an outcome at a position "
                  "(exact per row, against the one-core order):")
     lines.append(tables.markdown_table([{"order": k, **v} for k, v in c["merge_change"].items()]))
