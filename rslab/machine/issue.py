@@ -3,8 +3,10 @@
 The issue model (:mod:`rslab.machine.simulator`) applied to one bundle is a fixed sequence:
 the waits, each named by its stall cause (``raw`` for each source register,
 ``bank-conflict`` for the load and store ports, ``sfu-hold`` and ``fifo-full`` for a push,
-``sfu-wait`` for a pop, ``dma-wait``), then the branch test, the effects (SFU pops and
-pushes, the ops in bundle order, the port bookings, the DMAs) and the scoreboard writes.
+``sfu-wait`` for a pop, ``dma-wait``; on a core of a chip, :mod:`rslab.machine.chip`, a
+``dmawait`` then waits for the shared HBM, ``hbm``, and a ``bar`` for its release,
+``barrier``), then the branch test, the effects (SFU pops and pushes, the ops in bundle
+order, the port bookings, the DMAs) and the scoreboard writes.
 Interpreting that sequence from the bundle's fields at every issue costs loops and tests
 on fields that never change, so each bundle gets a function with its sequence written out,
 ``issue(pc, t, cause) -> (t, cause, jump)``: given the cycle and cause of the in-order and

@@ -24,6 +24,11 @@ not ticked, so simulation time grows with the ops executed, not with cycles. ``h
 or, if later, when everything in flight has completed (``Run.drain`` is that wait). So
 ``cycles == bundles + stall cycles + drain``.
 
+A core of a chip (:mod:`rslab.machine.chip`) runs the same issue loop as a generator that
+pauses before a ``dmawait`` or a ``bar`` (a ``Sync`` step) for the chip to resolve, and may
+decode its bundles when first issued (a ``Lazy`` step) once another core has decoded the
+same program whole.
+
 Functional semantics: every op executes at issue on 128-lane NumPy rows; ops of
 one bundle read the registers as they were before the bundle. Results become
 *visible* to the timing model at ready = issue + latency, and the scoreboard
