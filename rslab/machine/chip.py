@@ -209,7 +209,8 @@ def simulate_chip(programs, chip: ChipConfig | None = None, hbm=None, vmem=None,
                   max_steps: int = DEFAULT_MAX_STEPS) -> ChipRun:
     """Run ``programs`` (one ``Program`` per core of ``chip``, None for an idle core) and
     return a ``ChipRun``. ``hbm``: the chip's HBM (an array placed at byte 0 or
-    ``{byte_address: array}``); ``vmem``: None or one initial VMEM per core (as
+    ``{byte_address: array}``; a flat uint32 array is taken as it is, not copied: the cores
+    only read HBM); ``vmem``: None or one initial VMEM per core (as
     ``simulate``'s); ``windows``: per core, the ``(base, size)`` in bytes of HBM its DMA
     addresses start from (default: all of it); ``exchange``: the exchange's initial words
     (the host's, as ``hbm``); ``max_steps``: per core, as ``simulate``'s."""
@@ -233,7 +234,8 @@ def simulate_chip(programs, chip: ChipConfig | None = None, hbm=None, vmem=None,
         raise ValueError(f"max_steps must be an integer in [1, {MAX_STEPS_LIMIT:,}], "
                          f"got {max_steps!r}")
     with collector_paused():
-        hbm_words = build_memory(hbm, None, "hbm")
+        flat = isinstance(hbm, np.ndarray) and hbm.dtype == np.uint32 and hbm.ndim == 1
+        hbm_words = hbm if flat else build_memory(hbm, None, "hbm")
         wins = _windows(windows, chip.cores, 4 * hbm_words.size)
         shared = Exchange(chip.exchange_bytes, chip.cores)
         shared.words[:] = build_memory(exchange, chip.exchange_bytes, "exchange")

@@ -54,7 +54,7 @@ def curve_point(name: str, R: int, cores: int, mode: str, vocab: int, merge: str
         raise ValueError(f"name must be one of {sorted(POINTS)}, got {name!r}")
     inputs = POINTS[name](R=R, S=S, V=vocab, seed=seed)
     run = run_chip_sampler(inputs, cores=cores, mode=mode, merge=merge, seed=seed,
-                           chip=_chip(settings), compare=False)
+                           chip=_chip(settings), compare=False, figures=False, trace=False)
     b = run.chip_bound
     tokens = int(run.reference_num_accepted.sum()) + R
     return {"name": name, "R": R, "cores": cores, "mode": mode, "merge": merge, "vocab": vocab,

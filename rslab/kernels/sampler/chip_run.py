@@ -38,6 +38,7 @@ from rslab.kernels.sampler.run import SamplerRun, assembled, compare_floats, pha
 from rslab.machine.chip import simulate_chip
 from rslab.machine.collector import collector_paused
 from rslab.machine.config import ChipConfig
+from rslab.machine.memory import build_memory
 from rslab.reference import DIAGNOSTICS, rejection_sample
 
 
@@ -102,10 +103,12 @@ def _args_vmem(layout: ChipLayout, words: dict) -> dict:
 
 
 def _place(setups, cores: int):
-    """The chip's HBM (every window, one after the other) and each core's window."""
+    """The chip's HBM (every window, one after the other) and each core's window; the
+    setups keep no image after (the HBM holds the only copy while the chip runs)."""
     hbm, windows, base = {}, [(0, 0)] * cores, 0
     for c in sorted(setups):
-        image = setups[c][1]
+        kernel, image, vmem, layout = setups[c]
+        setups[c] = (kernel, None, vmem, layout)
         end = max(a + np.asarray(x).nbytes for a, x in image.items())
         for address, array in image.items():
             hbm[base + address] = array
@@ -162,11 +165,12 @@ def _check(inputs, cores, mode, merge, chip):
 @collector_paused()
 def run_chip_sampler(inputs, *, cores: int, mode: str = "sequential", merge: str = "max-first",
                      seed: int = 0, chip: ChipConfig | None = None, compare: bool = True,
-                     figures: bool = True) -> ChipSamplerRun:
+                     figures: bool = True, trace: bool = True) -> ChipSamplerRun:
     """Simulate the sampler on ``cores`` cores of ``chip`` (default: the default chip) in
     ``mode``, the checks' sums merged ``merge``, drawing with ``("fixed", "u96")``; compare
     with the reference stating each row's split. ``figures=False`` leaves out the floors of
-    the critical core (tokens, cycles, phases and the chip's bound only)."""
+    the critical core (tokens, cycles, phases and the chip's bound only); ``trace=False``
+    the cores' traces too, and so the phases (a point of a curve: less memory, less time)."""
     plan, chip = _check(inputs, cores, mode, merge, chip)
     l, q, ids = inputs
     ref = rejection_sample(l, q, ids, path="fast", seed=seed, diagnostics=compare,
@@ -177,15 +181,16 @@ def run_chip_sampler(inputs, *, cores: int, mode: str = "sequential", merge: str
                          f"exchange, the chip has {chip.exchange_bytes}")
     setups = _core_setups(plan, xmap, inputs, seed)
     hbm, windows = _place(setups, chip.cores)
+    hbm = build_memory(hbm, None, "hbm")  # the windows' arrays are free before the run
     programs = [assembled(setups[c][0].text) if c in setups else None
                 for c in range(chip.cores)]
     vmem = [setups[c][2] if c in setups else None for c in range(chip.cores)]
-    chip_run = simulate_chip(programs, chip, hbm=hbm, vmem=vmem, trace=True, windows=windows,
-                             exchange=xmap.initial(ids))
+    chip_run = simulate_chip(programs, chip, hbm=hbm, vmem=vmem, trace=trace or figures,
+                             windows=windows, exchange=xmap.initial(ids))
     outputs = _outputs(plan, xmap, setups, chip_run)
     critical = max(setups, key=lambda c: (chip_run.runs[c].cycles, -c))
     crit_run = chip_run.runs[critical]
-    phases = phase_cycles(crit_run)
+    phases = phase_cycles(crit_run) if crit_run.trace is not None else {}
     run = ChipSamplerRun(setups[critical][0], chip_run.cycles, chip_run.stalls, phases,
                          outputs, ref.tokens.astype(np.int32), ref.num_accepted.astype(np.int32),
                          compare_floats(outputs, ref.diagnostics) if compare else {},
