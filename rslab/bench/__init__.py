@@ -10,7 +10,7 @@ import importlib
 from rslab.bench.registry import BENCHMARKS, as_text
 
 MODULES = ("reference", "numerics", "search", "sweep", "floors", "pipelining", "machine",
-           "kernels", "dataflow", "draws", "token_laws", "chip")
+           "kernels", "dataflow", "draws", "chip", "token_laws")
 """The modules of this package that register benchmarks, in the order they run."""
 
 
