@@ -93,9 +93,16 @@ def change_rates(vocab: int = VOCAB, positions: int | None = None, seed: int = 0
     return [{"order": name, **r} for name, r in rates.items()]
 
 
+READER_GRID = {"requests": (2,), "cores": (1, 8, 32, 64)}
+"""The grid at the reader's scale: the note's first-step reject and all-accept at R = 2 (a
+minute in Lab); the book's scale computes :data:`rslab.kernels.sampler.chip_curves.GRIDS`."""
+
+
 def curves(vocab: int = VOCAB, **grid) -> list[dict]:
     """The grid's points (:func:`rslab.kernels.sampler.chip_curves.curve_points`, computed
-    on this machine's cores, each once per book build)."""
+    on this machine's cores, each once per book build; at scale quick :data:`READER_GRID`
+    unless ``grid`` says otherwise)."""
+    grid = by_scale(READER_GRID, {}, {}) | grid
     with make_executor() as executor:
         return curve_points(vocab, executor=executor, **grid)
 
