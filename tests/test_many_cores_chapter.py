@@ -1,0 +1,40 @@
+"""The functions the chapter "Many cores" calls (rslab.chapters.many_cores), on small rows."""
+
+import matplotlib
+
+from rslab.chapters import many_cores as mc
+
+matplotlib.use("Agg")
+
+
+def test_the_chip_and_its_sources():
+    rows = mc.chip_rows()
+    assert rows[0][0] == "cores" and "1152 B/cycle" in rows[1][1]
+    src = mc.sources()
+    assert {s["setting"] for s in src} == {"hbm_bytes_per_cycle", "hop_latency",
+                                           "endpoint_latency", "exchange_bytes"}
+    assert all(s["source"].startswith("tenstorrent/tt-isa-documentation") for s in src)
+
+
+def test_what_merges_exactly():
+    a = mc.merge_algebra(vocab=4864, cores=4, rows=3)
+    assert a["max_equal"] == a["argmax_equal"] == a["integer_total_equal"] == 3
+    assert 0 <= a["sum_equal"]["max-first"] <= 3
+
+
+def test_the_live_figure_runs_a_chip_and_draws_its_cores():
+    fig, caption = mc.live_figure(vocab=2048)(cores=4, requests=2, mode="sequential", hbm=576)
+    assert "cycles; the chip's bound" in caption and "equal to the reference's" in caption
+    run = mc.live_run(4, 2, "parallel", 1152, vocab=2048)
+    segments = mc.core_segments(run)
+    assert set(segments) == set(run.plan.active)
+    for segs in segments.values():  # in order, not overlapping, ending at the core's end
+        assert all(a[1] <= b[0] for a, b in zip(segs, segs[1:], strict=False))
+    assert {p for s in segments.values() for _, _, p in s} >= {"max", "residual"}
+
+
+def test_the_curve_figure_marks_the_cores():
+    points = mc.curves(vocab=1280, requests=(2,), cores=(1, 2), names=("first-reject",),
+                       modes=("sequential",))
+    fig, caption = mc.curve_figure(points)(2)
+    assert caption.startswith("2 cores: R = 2") and mc.targets(points) == []
