@@ -63,8 +63,9 @@ test-pages: $(STAMP)
 test-heavy: $(STAMP)
 	RSLAB_SCALE=quick $(BIN)/python -m pytest -q -m heavy
 
-book-quick: $(STAMP) web-assets
-	RSLAB_SCALE=quick $(BIN)/python -m rslab.bookbuild --strict
+# `make book` as a reader types it, at the reader's scale.
+book-quick:
+	$(MAKE) book RSLAB_SCALE=quick
 
 # Debian's chromium for the browser test (CI runs as root on a machine without it).
 chromium:
@@ -91,8 +92,9 @@ $(LAB_SETTINGS): $(READER)
 lab-settings: $(LAB_SETTINGS)
 
 # rslab.lab: the chapters read-only to disk, RSLAB_SCALE=quick unless set, --allow-root as root.
+# Jupyter's own JUPYTER_PORT and JUPYTER_TOKEN choose the port and token; LAB_ARGS reach jupyter lab.
 lab: lab-settings
-	$(BIN)/python -m rslab.lab book
+	$(BIN)/python -m rslab.lab book $(LAB_ARGS)
 
 # The live-notebook test alone (make test runs it with the rest of the browser stage).
 live-test: lab-settings chromium
@@ -103,8 +105,9 @@ lab-screenshot: lab-settings chromium
 	RSLAB_LAB_SCREENSHOT=book/_static/lab/machine_live.png $(BIN)/python -m pytest -q -m browser \
 		tests/browser/test_live_notebooks.py -k machine
 
+# BENCH_ARGS="--only machine" runs one benchmark.
 bench: $(STAMP)
-	$(BIN)/python -m rslab bench
+	$(BIN)/python -m rslab bench $(BENCH_ARGS)
 
 # The property tests' long profile (tests/fuzzing.py): 20,000 random programs, 5,000 random
 # sampler inputs, ...; the seed is FUZZ_SEED, the example counts are printed per test.
