@@ -24,12 +24,12 @@ import time
 import numpy as np
 from scipy import stats as sps
 
+from rslab import note
 from rslab.kernels.sampler.scenarios import run_draws
 from rslab.kernels.studies.draw_table import ROW_DRAWS, rowmax_per_packed
 from rslab.numerics import adversary, fixed_invcdf
 from rslab.numerics import draw_comparison as dc
 from rslab.numerics.methods import RECOMMENDED, draw, resolve_noise, sampler_draws, variant_name
-from rslab.numerics.search import NOTE_CHI2_DIV8, NOTE_CHI2_DIV14
 from rslab.numerics.targets import VOCAB
 from rslab.numerics.token_law import run_law
 from rslab.reference import path_math, residual_draw
@@ -38,8 +38,8 @@ from rslab.viz import draw_plots as dp
 from rslab.viz.controls import choice_control, float_control
 
 CHUNK_ROWS = 512
-NOTE_ROWS = ({"draw": "the note's Div8", "note_chi2": NOTE_CHI2_DIV8},
-             {"draw": "the note's Div14", "note_chi2": NOTE_CHI2_DIV14})
+NOTE_ROWS = ({"draw": "the note's Div8", "note_chi2": note.CHI2_DIV8},
+             {"draw": "the note's Div14", "note_chi2": note.CHI2_DIV14})
 DETECT_TARGET = 1e10
 """The issue's target: no bias a blind test sees before 10^10 samples."""
 TAIL_STEP = 1e-3

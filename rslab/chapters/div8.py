@@ -8,7 +8,7 @@ import functools
 
 import numpy as np
 
-from rslab.numerics.calibration import NOTE_SAMPLES
+from rslab import note
 from rslab.numerics.fastlog import DEFAULT_FASTLOG2, FastLog2
 from rslab.numerics.gumbel import get_noise
 from rslab.numerics.rng import all_uniforms
@@ -25,7 +25,7 @@ TAU_SCALES = (0.25, 0.5, 1.0, 1.5, 2.0, 3.0)
 def zeros_per_2_20(cfg: FastLog2, stride: int = STRIDE) -> float:
     """Exact count of ``g = 0`` per 2^20 draws of the scaled pipeline under log ``cfg``."""
     u = all_uniforms()[::stride]
-    return NOTE_SAMPLES * float(np.mean(get_noise("scaled", log2=cfg)(u) == 0))
+    return note.SAMPLES * float(np.mean(get_noise("scaled", log2=cfg)(u) == 0))
 
 
 def plateau_hits(log2: FastLog2, k: float, stride: int = 1) -> tuple[float, float, float]:
@@ -54,8 +54,8 @@ def divisor_error_profile(k: float, log2: FastLog2 = DEFAULT_FASTLOG2,
     np.maximum.at(worst, idx, err)
     a, b = log2.plateau()
     return {"k": k, "t": np.sqrt(edges[1:] * edges[:-1]), "worst": worst,
-            "plateau": (k * a, k * b), "zeros": NOTE_SAMPLES * float(np.mean(tr["g"] == 0)),
-            "hits": NOTE_SAMPLES * float(np.mean(tr["l2"] == 0))}
+            "plateau": (k * a, k * b), "zeros": note.SAMPLES * float(np.mean(tr["g"] == 0)),
+            "hits": note.SAMPLES * float(np.mean(tr["l2"] == 0))}
 
 
 @functools.lru_cache(maxsize=4)

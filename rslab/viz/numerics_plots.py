@@ -5,7 +5,7 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import numpy as np
 
-from rslab.numerics.calibration import NOTE_SAMPLES
+from rslab import note
 from rslab.numerics.fastlog import FastLog2
 from rslab.viz.tables import markdown_table  # noqa: F401  (the pages call npl.markdown_table)
 
@@ -63,7 +63,7 @@ def plot_tails(ys, tails: dict, ideal):
     return fig
 
 
-def plot_plateau_mass(ks, ideal, lattice, n: int = NOTE_SAMPLES):
+def plot_plateau_mass(ks, ideal, lattice, n: int = note.SAMPLES):
     """Expected plateau hits of the second log, ``n·P(fl(t/k) = 0)``, against the divisor ``k``."""
     fig, ax = plt.subplots(figsize=(8, 3.4))
     ax.semilogy(ks, np.asarray(ideal) * n, "-", label="ideal law of t")

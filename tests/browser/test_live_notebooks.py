@@ -132,8 +132,8 @@ CHAPTERS = {
     # chapter: (page, label of the control, value typed, its text in the status, expected caption)
     "machine": ("02_machine.md", "SFU latency", "17", "SFU latency = 17", expected_machine),
     "div8": ("05_div8.md", "divisor k", "5.5", "divisor k = 5.5", expected_div8),
-    "results": ("07_results.md", "vocab V", "768", "vocab V = 768", expected_results),
-    "beyond": ("08_beyond.md", "tail mass", "0.037", "tail mass = 0.037", expected_beyond),
+    "results": ("09_results.md", "vocab V", "768", "vocab V = 768", expected_results),
+    "beyond": ("07_beyond.md", "tail mass", "0.037", "tail mass = 0.037", expected_beyond),
 }
 
 

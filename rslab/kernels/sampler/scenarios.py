@@ -28,8 +28,6 @@ from rslab.numerics.methods import variant_name
 PHASE_OUT = {"max": "max", "sumexp": "sumexp", "acceptance": "accept", "residual": "residual",
              "bonus": "bonus", "dma_wait": "dma_wait", "setup": "setup"}
 """Output key → phase name in ``SamplerRun.phases``."""
-NOTE = {"all-accept": (1_530_302, 128_453), "first-reject": (55_896, 38_032)}
-"""The design note's measured cycles (baseline, optimised) — the note's, not ours."""
 
 
 def phases_out(run: SamplerRun) -> dict:
