@@ -4,10 +4,17 @@ Prints cycles, IPC, stall cycles by cause (each with its meaning), slot
 utilisation and, for every hardware loop, its steady-state cycles and stalls per
 iteration. ``--timeline [START:END]`` adds an llvm-mca-style timeline (one row per
 op, the stall cause's letter before each issue); ``--trace out.json`` writes a
-Perfetto trace (slices with args, dependency arrows for the ``--flows`` window);
-``--config key=value`` changes the machine (``valu_slots=3 sfu_latency=20``; an
-unknown key's error lists the keys). The assembly syntax is the machine chapter's: one
-bundle per line, ops separated by ``;``, ``loop N`` … ``endloop``, ``halt``.
+Perfetto trace (slices with args, dependency arrows for the ``--flows`` window) of the
+cycles ``--trace-window START:END`` (default: the whole run), cut at a bound on its
+ops (``--trace`` below) with a note saying where. The machine: ``--config key=value``
+(``valu_slots=3 sfu_latency=20``, each key once; an unknown key's error lists the
+keys); without it, the machine the program's ``# machine: ...`` line records
+(``rslab pipeline`` writes one as the first line), else the default machine. A program
+whose line records another machine than ``--config`` asks for is refused, naming both.
+``--vmem FILE.npy[@ADDR][:KIND]`` loads arrays into VMEM before the run and
+``--dump-vmem ADDR:LEN[:KIND] OUT.npy`` writes VMEM values after it (the kinds below).
+The assembly syntax is the machine chapter's: one bundle per line, ops separated by
+``;``, ``loop N`` … ``endloop``, ``halt``.
 Each hardware loop is reported as llvm-mca reports one (:mod:`rslab.machine.pressure`):
 cycles per iteration and per source iteration, what binds, the resource pressure per
 unit and per op, and each op's average wait with its cause. ``--example NAME`` runs
@@ -134,31 +141,39 @@ def read_source(name: str) -> str:
         raise ValueError(f"cannot read {name}: {exc}") from None
 
 
-def program_machine(text: str, label: str, pairs=()):
+def program_machine(text: str, label: str, asked=None, option: str = "--config"):
     """``(machine, where it comes from)`` for the program ``text`` of file ``label``: the
-    machine of ``--config pairs`` (none: of the program's ``# machine:`` line, else the
-    default). A ``ValueError`` naming both when the line records another machine."""
-    from rslab.machine.overrides import apply_overrides, machine_text, recorded_machine
+    machine ``asked`` (a ``MachineConfig``; None: the one the program's ``# machine:``
+    line records, else the default). A ``ValueError`` naming both when the program records
+    another machine than the one asked (by ``option``)."""
+    from rslab.machine import MachineConfig
+    from rslab.machine.overrides import machine_text, recorded_machine
 
     try:
         recorded = recorded_machine(text)
     except ValueError as exc:
         raise ValueError(f"{label}:{exc}") from None
-    try:
-        asked = apply_overrides(pairs) if pairs else None
-    except ValueError as exc:
-        raise ValueError(f"--config {exc}") from None
     if recorded is None:
-        return (asked, "--config") if asked is not None else (apply_overrides(()), "default")
+        return (asked, option) if asked is not None else (MachineConfig(), "default")
     line, machine = recorded
     if asked is None:
         return machine, f"the program's '# machine:' line {line}"
     if machine_text(asked) != machine_text(machine):
         raise ValueError(f"{label}:{line}: the program was scheduled for the machine "
-                         f"'{machine_text(machine)}' (this line), but --config asks for "
-                         f"'{machine_text(asked)}'; drop --config to run it on its own "
+                         f"'{machine_text(machine)}' (this line), but {option} asks for "
+                         f"'{machine_text(asked)}'; drop {option} to run it on its own "
                          "machine, or delete the line")
-    return asked, "--config"
+    return asked, option
+
+
+def asked_machine(pairs):
+    """The machine of ``--config`` ``pairs`` (None without any)."""
+    from rslab.machine.overrides import apply_overrides
+
+    try:
+        return apply_overrides(pairs) if pairs else None
+    except ValueError as exc:
+        raise ValueError(f"--config {exc}") from None
 
 
 def assemble_text(text: str, label: str):
@@ -265,10 +280,11 @@ def run(args) -> int:
 
     if args.trace_window and not args.trace:
         raise ValueError("--trace-window needs --trace OUT.json")
+    asked = asked_machine(args.config)
     file = example_file(args.example) if args.example else args.file
     name = "<stdin>" if file == "-" else file
     source = read_source(file)
-    config, origin = program_machine(source, name, args.config)
+    config, origin = program_machine(source, name, asked)
     program = assemble_text(source, name)
     vmem = load_vmem(args.vmem, config.vmem_bytes)
     inputs = [file] * (file != "-") + [vmem_spec(v)[0] for v in args.vmem]

@@ -62,7 +62,12 @@ def read_npy(path: str, name: str):
     try:
         data = np.load(path, mmap_mode="r", allow_pickle=False)
     except (OSError, EOFError, ValueError) as exc:
-        raise ValueError(f"{name}: {exc}") from None
+        text = str(exc)
+        if "Python objects" in text:
+            text = "an array of Python objects, which is not loaded (it can run code)"
+        elif "greater than file size" in text:
+            text = "the file ends before the data its header announces (truncated?)"
+        raise ValueError(f"{name}: {text}") from None
     if data.ndim > 1 and data.flags.f_contiguous and not data.flags.c_contiguous:
         raise ValueError(f"{name}: the array was saved in Fortran order; save "
                          "numpy.ascontiguousarray(a) (values go in row by row)")
@@ -82,7 +87,7 @@ def vmem_spec(spec: str) -> tuple[str, int, str | None]:
 def load_vmem(specs, vmem_bytes: int) -> dict | None:
     """``--vmem`` specs ``FILE.npy[@ADDR][:KIND]`` as ``{ADDR: uint32 words}`` for
     ``simulate``, each checked to fit VMEM (``vmem_bytes``) and to overlap no other."""
-    from rslab.machine.words import refusal, to_words
+    from rslab.machine.words import check_apart, refusal, to_words
 
     if not specs:
         return None
@@ -102,12 +107,9 @@ def load_vmem(specs, vmem_bytes: int) -> dict | None:
             raise ValueError(f"{name}: {words.size:,} words from byte {address:,} end at byte "
                              f"{end:,}, beyond VMEM's {vmem_bytes:,} bytes (--config "
                              "vmem_bytes=N)")
-        placed.append((address, end, spec, words))
-    placed.sort()
-    for (a0, e0, s0, _), (a1, _, s1, _) in zip(placed, placed[1:]):
-        if a1 < e0:
-            raise ValueError(f"--vmem {s1}: overlaps --vmem {s0} (bytes {a1:,}-{e0 - 1:,})")
-    return {address: words for address, _, _, words in placed}
+        placed.append((address, words, name))
+    check_apart(placed)
+    return {address: words for address, words, _ in placed}
 
 
 @dataclass(frozen=True)
@@ -131,7 +133,7 @@ def dumps(pairs, vmem_bytes: int, inputs=()) -> list[Dump]:
     file of its own that is none of the ``inputs`` and whose folder exists."""
     from rslab.machine.words import kind_of
 
-    out, seen = [], {Path(p).resolve(): p for p in inputs}
+    out, seen = [], {Path(p).resolve(): f"an input of the run ({p})" for p in inputs}
     for spec, path in pairs or []:
         name = f"--dump-vmem {spec} {path}"
         parts = spec.split(":")
@@ -153,12 +155,12 @@ def dumps(pairs, vmem_bytes: int, inputs=()) -> list[Dump]:
                              f"at byte {end:,}, beyond VMEM's {vmem_bytes:,} bytes")
         target = Path(path).resolve()
         if target in seen:
-            raise ValueError(f"{name}: {path} is also {seen[target]}; write each dump to a "
-                             "file of its own")
+            raise ValueError(f"{name}: {path} is {seen[target]}; write each dump to a file "
+                             "of its own")
         if target.is_dir() or not target.parent.is_dir():
             raise ValueError(f"{name}: cannot write {path} (a folder, or its folder is "
                              "missing)")
-        seen[target] = f"--dump-vmem {spec} {path}"
+        seen[target] = f"the file of --dump-vmem {spec} {path}"
         out.append(dump)
     return out
 

@@ -23,6 +23,8 @@ the arrays the same kinds read back.
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 import numpy as np
 
 from rslab.machine.bf16 import f32_to_bf16_bits, pack_bits, padded_length, unpack_bits
@@ -48,8 +50,8 @@ def refusal(dtype: np.dtype) -> str | None:
     dtype = np.dtype(dtype)
     if dtype.kind in "fiu" and dtype.itemsize == 8:
         target = NARROWER[dtype.kind]
-        return (f"{dtype} holds 8-byte values and VMEM words are 32-bit; convert it first, "
-                f"e.g. numpy.save(path, a.astype(numpy.{target}))")
+        return (f"{dtype} holds 8-byte values and VMEM words are 32-bit; convert it first: "
+                f"a.astype(numpy.{target})")
     if dtype.kind in "fiu" and (dtype.itemsize == 4 or dtype == np.uint16):
         return None
     return (f"{dtype} is not a VMEM value type: give float32, int32 or uint32 values, or "
@@ -110,3 +112,12 @@ def from_words(words, kind: str, count: int) -> np.ndarray:
     if kind == "bf16-packed":
         return unpack_bits(words, count)
     return words.view(DTYPES[kind]).copy()
+
+
+def check_apart(placed) -> None:
+    """``placed``: ``(byte address, words, name)`` of arrays bound for one memory; a
+    ``ValueError`` naming two that overlap."""
+    spans = sorted((int(a), int(a) + 4 * len(w), name) for a, w, name in placed)
+    for (_, end, first), (start, _, second) in pairwise(spans):
+        if start < end:
+            raise ValueError(f"{second}: overlaps {first} (bytes {start:,}-{end - 1:,})")
