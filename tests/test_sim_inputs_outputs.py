@@ -237,6 +237,26 @@ def test_pipeline_records_the_machine_and_sim_runs_the_program_on_it(work):
               "scheduled for the machine 'default'", "--config asks for 'valu_slots=3'")
 
 
+def test_a_piped_program_runs_on_the_machine_it_was_scheduled_for():
+    """The finding: without the machine's settings sim stopped at line 11 (three VALU ops
+    in a bundle of a two-slot machine) or read NaN (64 lanes)."""
+    from rslab.commands.pipeline import pipeline_text
+    from rslab.machine.overrides import apply_overrides
+
+    pairs = [("valu_slots", "3"), ("lanes", "64")]
+    proc = subprocess.run(f"{sys.executable} -m rslab pipeline --example dot_bf16_body "
+                          "--config valu_slots=3 lanes=64 -o - | "
+                          f"{sys.executable} -m rslab sim - --json", shell=True,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    rep = json.loads(proc.stdout)
+    program = pipeline_text((ROOT / "examples" / "dot_bf16_body.s").read_text(),
+                            pairs=pairs)["program"]
+    assert rep["machine"] == {"settings": "lanes=64 valu_slots=3",
+                              "from": "the program's '# machine:' line 1"}
+    assert rep["cycles"] == simulate(assemble(program), apply_overrides(pairs)).cycles
+
+
 @pytest.mark.parametrize("head, line, needle", [
     ("# machine: valu_slots=x\n", 1, "'# machine:' valu_slots=x: the value must be an integer"),
     ("# machine: warp_slots=2\n", 1, "unknown machine setting 'warp_slots'"),

@@ -16,9 +16,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-MAGIC = b"\x93NUMPY"
-"""How a ``.npy`` file begins."""
-
 
 def _split_kind(text: str, name: str) -> tuple[str, str | None]:
     """``(rest, kind)`` of ``text[:KIND]`` (a kind after the last ``:`` of its last path
@@ -48,12 +45,13 @@ def read_npy(path: str, name: str):
     that says what the file is instead."""
     import numpy as np
 
+    magic = np.lib.format.MAGIC_PREFIX
     try:
         with open(path, "rb") as fh:
-            head = fh.read(len(MAGIC))
+            head = fh.read(len(magic))
     except OSError as exc:
         raise ValueError(f"{name}: {exc}") from None
-    if head != MAGIC:
+    if head != magic:
         what = ("an .npz archive of several arrays (numpy.savez); save one array with "
                 "numpy.save" if head.startswith(b"PK") else
                 "a pickle, which is not loaded (it can run code)" if head[:1] == b"\x80"
