@@ -115,7 +115,7 @@ def pipeline_text(text: str, label: str = "<stdin>", pairs=(), iterations=None, 
                   max_stages=8) -> dict:
     """Everything ``rslab pipeline`` reports for the loop body ``text`` (from the file
     ``label``), with the program. Every error is one ``ValueError`` ``label:LINE: ...``."""
-    from rslab.machine.overrides import apply_overrides
+    from rslab.machine.overrides import apply_overrides, machine_line
     from rslab.schedule import SlotModel, slot_of
     from rslab.schedule.bodytext import MAX_ITERATIONS, BodyError, parse_body
     from rslab.schedule.tables import mrt_text, stage_text
@@ -140,7 +140,7 @@ def pipeline_text(text: str, label: str = "<stdin>", pairs=(), iterations=None, 
         raise ValueError(_located(body, label, str(exc))) from None
     bases = sorted(exp.pointer_step) if exp else []
     reserved = {("scalar", chosen.ii - 1 - j): f"sadd {b} (pointer)" for j, b in enumerate(bases)}
-    program = "\n".join(body.before) + ("\n" if body.before else "") \
+    program = machine_line(config) + "\n" + "\n".join(body.before) + ("\n" if body.before else "") \
         + (exp.text if exp else "") \
         + "\n".join(body.after + ["halt"]) + "\n"
     return {"file": label, "ops": len(body.ops), "res_mii": bounds.res_mii,
@@ -152,8 +152,8 @@ def pipeline_text(text: str, label: str = "<stdin>", pairs=(), iterations=None, 
             "mii": bounds.mii, "binding": bounds.binding, "heuristic_ii": heuristic.ii,
             "ii": chosen.ii, "stages": chosen.stage_count, "unroll": exp.unroll if exp else 1,
             "iterations": n, "kernel_passes": exp.kernel_passes if exp else 0,
-            "exact": [{"ii": r.ii, "status": r.status, "seconds": round(r.seconds, 2)}
-                      for r in tried],
+            "exact": [{"ii": r.ii, "status": r.status, "reason": _exact_reason(r),
+                       "seconds": round(r.seconds, 2)} for r in tried],
             "schedule": [{"op": op.label, "slot": slot_of(op.opcode), "cycle": t,
                           "stage": t // chosen.ii, "row": t % chosen.ii}
                          for op, t in zip(chosen.graph.ops, chosen.times, strict=True)],
@@ -161,6 +161,13 @@ def pipeline_text(text: str, label: str = "<stdin>", pairs=(), iterations=None, 
                          for (slot, row), note in reserved.items()],
             "tables": mrt_text(chosen, reserved) + "\n\n" + stage_text(chosen),
             "program": program}
+
+
+def _exact_reason(r) -> str:
+    """Why the integer program found no schedule at one II, in the options' words."""
+    if r.status == "none" and "infeasible" in r.message.lower():
+        return f"no schedule within --max-stages {r.max_stages}"
+    return "" if r.status == "found" else r.message
 
 
 MEMORY_KINDS = {"memory flow": "store → load", "memory anti": "load → store",
@@ -202,7 +209,8 @@ def print_report(rep: dict, wrote: str | None, out=None) -> None:
     say(f"MII {rep['mii']}: bound by {bound}")
     say(f"iterative modulo scheduling: II {rep['heuristic_ii']} (MII {rep['mii']})")
     for r in rep["exact"]:
-        say(f"integer program at II {r['ii']}: {r['status']} ({r['seconds']} s)")
+        say(f"integer program at II {r['ii']}: {r['status']}"
+            + (f", {r['reason']}" if r["reason"] else "") + f" ({r['seconds']} s)")
     say(f"emitted: II {rep['ii']}, {rep['stages']} stages, kernel unrolled {rep['unroll']}x, "
         f"{rep['iterations']} iterations = {rep['kernel_passes']} kernel passes + "
         f"prologue and epilogue\n")

@@ -1,3 +1,4 @@
+# machine: default
 sli s1, 0
 sli s2, 0x0
 vbcast v60, s2 ; vli v61, 0x3fb8aa3b

@@ -411,9 +411,9 @@ class _Core:
         return pc + 1
 
     def _out_of_steps(self, pc, cycle):
-        raise self.error(f"step limit reached: {self.max_steps} steps (bundles and loop "
-                         "directives) without reaching halt (an endless loop? raise max_steps)",
-                         pc, cycle)
+        raise self.error(f"step limit reached: {self.max_steps:,} steps (bundles and loop "
+                         "directives) without reaching halt (an endless loop? raise the limit: "
+                         "--max-steps N on the command line, max_steps=N in Python)", pc, cycle)
 
     def _halt(self, pc, floor, base, fcause):
         """``halt`` takes no slot; it issues when the in-order constraints allow."""

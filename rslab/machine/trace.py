@@ -267,16 +267,16 @@ class Trace:
                          op.text))
         return rows
 
-    def to_chrome(self, flows=DEFAULT_FLOW_WINDOW) -> dict:
+    def to_chrome(self, flows=DEFAULT_FLOW_WINDOW, window=None) -> dict:
         """Chrome trace JSON for Perfetto (:mod:`rslab.machine.perfetto`): a track per slot
         instance and one for stalls, ``args`` on every slice, dependency arrows for the ops
-        issued in cycles ``flows = (start, end)``."""
-        return chrome_trace(self, flows)
+        issued in cycles ``flows = (start, end)``; only the cycles ``window`` if given."""
+        return chrome_trace(self, flows, window)
 
-    def write_chrome(self, path, flows=DEFAULT_FLOW_WINDOW) -> None:
-        """Write ``to_chrome(flows)`` as JSON to ``path``."""
+    def write_chrome(self, path, flows=DEFAULT_FLOW_WINDOW, window=None) -> None:
+        """Write ``to_chrome(flows, window)`` as JSON to ``path``."""
         with open(path, "w") as fh:
-            json.dump(self.to_chrome(flows), fh)
+            json.dump(self.to_chrome(flows, window), fh)
 
 
 def _find_loop(program, loop):
