@@ -76,9 +76,7 @@ def run(args) -> int:
         sys.stdout.write(list_labs())
         return 0
     if args.lab == "exercises":
-        from rslab.exercises.notebooks import run_command
-
-        return run_command(args)
+        return _grade_notebooks(args)
     from rslab.labs import get
     from rslab.labs.ladder import Ladder
     from rslab.labs.variants import variants_for
@@ -166,3 +164,44 @@ def _grade_folder(lab, folder, variants, ladder, args) -> int:
     print(f"{len(results)} file(s) graded on {len(variants)} variant(s); mean score {mean:.1f}/"
           f"{ladder.max_points:g}")
     return 0
+
+
+def _grade_notebooks(args) -> int:
+    """``rslab grade exercises NOTEBOOK|DIR``: the hidden tests of the checked answers."""
+    from rslab import instructor
+    from rslab.exercises.notebooks import SUFFIXES, grade_notebook
+
+    if args.path is None:
+        raise ValueError("exercises: give a notebook (.ipynb or .md) or a folder of them")
+    path = Path(args.path)
+    if not path.exists():
+        raise ValueError(f"{path}: no such file or folder")
+    variants = instructor.path(args.variants)
+    instructor.read(variants)  # a bad file is an error before any notebook runs
+    files = sorted(p for p in path.iterdir() if p.suffix in SUFFIXES) if path.is_dir() \
+        else [path]
+    if not files:
+        raise ValueError(f"{path}: no .ipynb or .md notebook to grade")
+    results = []
+    for file in files:
+        results.append(grade_notebook(file, None if variants is None else str(variants)))
+        print(results[-1].line(), flush=True)
+    if args.json == "-" and len(results) == 1:
+        print(json.dumps(results[0].gradescope(), indent=2))
+    elif args.json:
+        data = {r.label: r.gradescope() for r in results}
+        _write(args.json, json.dumps(data if len(results) > 1 else results[0].gradescope(),
+                                     indent=2) + "\n")
+    if args.csv:
+        ids = list(dict.fromkeys(i for r in results for i in r.points))
+        rows = ["file,score,max_score," + ",".join(ids) + ",errors"]
+        for r in results:
+            cells = [f"{r.points[i][0]:g}" if i in r.points else "" for i in ids]
+            rows.append(",".join([_csv(r.label), f"{r.score:g}", f"{r.max_score:g}", *cells,
+                                  str(len(r.errors))]))
+        _write(args.csv, "\n".join(rows) + "\n")
+    return 0
+
+
+def _csv(text: str) -> str:
+    return '"' + text.replace('"', '""') + '"' if any(c in text for c in ',"\n') else text
