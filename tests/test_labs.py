@@ -17,11 +17,11 @@ import sys
 import numpy as np
 import pytest
 
+from rslab.kernels.studies.sumexp import reference_sumexp
 from rslab.labs import LABS
 from rslab.labs.fixedbonus import block_sums
 from rslab.labs.lab import SUMS
 from rslab.labs.residual import reference
-from rslab.kernels.studies.sumexp import reference_sumexp
 from rslab.labs.variants import Variant
 from rslab.machine.asm import f32_bits
 
