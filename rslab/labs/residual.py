@@ -53,7 +53,7 @@ def reference(case) -> tuple[int, np.float32]:
 class ResidualLab(Lab):
     name = "residual"
     title = "a residual row with fewer VALU ops"
-    chapter = "Results (the sampler's residual row) and Beyond the note (rows drawn by argmax)"
+    chapter = "Results"
     task = ("Draw the residual row's token by Gumbel-max with the Div8 noise, as the sampler "
             "does: w = max(e·r − q, 0) with e = exp2((l − m)·LOG2E), score = fl(log2 w) − y "
             "(vlog2, the SFU's fast log2; fl(0) = −inf) with y the Div8 noise of the "
