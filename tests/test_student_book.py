@@ -170,3 +170,21 @@ def test_no_file_of_the_students_book_reveals_a_solution():
     assert pages <= KNOWN_LEAKS, f"answers leak into the students' book:\n{report}"
     assert pages == KNOWN_LEAKS, f"{sorted(KNOWN_LEAKS - pages)} leak no more: remove them " \
                                  "from KNOWN_LEAKS"
+
+
+def test_lab_student_mode_serves_the_stripped_pages(tmp_path, monkeypatch):
+    import rslab.lab as lab
+
+    (tmp_path / "book").mkdir()
+    (tmp_path / "book" / "page.md").write_text(PAGE.replace("TAGS", "solution")
+                                               .replace("TITLE", "lab").replace("OFFSET", "1"))
+    (tmp_path / "_config.yml").write_text("title: t\n")
+    seen = {}
+    monkeypatch.setattr(lab.os, "execve", lambda path, cmd, env: seen.update(cmd=cmd))
+    lab.main([str(tmp_path / "book"), "--student", "--no-browser"])
+    served = tmp_path / "_build" / "student" / "lab" / "book"
+    assert f"--ServerApp.root_dir={served}" in seen["cmd"] and "--student" not in seen["cmd"]
+    text = (served / "page.md").read_text()
+    assert "How much is 1 and two thirds" in text and "answer =" not in text
+    assert "{solution}" not in text
+    assert "answer =" in (tmp_path / "book" / "page.md").read_text()  # the book is untouched

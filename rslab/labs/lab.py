@@ -254,4 +254,6 @@ class Lab:
                                     "graded here (public):")]
         if not hidden:
             rows += [f"  {v.describe()}" for v in variants]
+        rows += ["", "The starting kernel:", ""] + [
+            f"  {line}" for line in self.starting_kernel().rstrip("\n").splitlines()]
         return "\n".join(rows) + "\n"
