@@ -245,9 +245,10 @@ class Lab:
                  "other V (not only multiples of 256; such a V puts the row's largest logits "
                  "in its last, partial packed vector) and machines with other latencies and "
                  "slots (a body is rescheduled for them; a whole program runs unchanged: a "
-                 "variant never has fewer slots of a kind than the book's machine, so a "
-                 "program that runs there runs on every variant). The book's kernel, built "
-                 "for each variant, sets the "
+                 "variant never has fewer slots of a kind, a shallower SFU FIFO, fewer "
+                 "registers or loop levels than the book's machine, so a program that runs "
+                 "there runs on every variant). The book's kernel, built for each variant, "
+                 "sets the "
                  "ladder there. A step limit of 20 times the starting kernel's bundles (plus "
                  "10,000) stops a kernel that does not halt.",
                  "The variants " + ("of the instructor's file (hidden)" if hidden else

@@ -16,6 +16,9 @@ from rslab.machine.overrides import apply_overrides
 
 V_MAX = 154_880
 """The largest vocabulary a lab takes (the note's): its regions are laid out for it."""
+NOT_FEWER = ("fifo_depth", "vregs", "sregs", "loop_depth", "vmem_bytes")
+"""Settings a variant's machine may raise but not lower (nor its slots; its lanes stay 128):
+a whole program that runs on the book's machine then runs on every variant."""
 PAD_TOKENS = 2048
 """A row is padded to a multiple of this many tokens (8 packed vectors of 256), so that a
 loop taking 1, 2, 4 or 8 packed vectors per iteration covers it in whole iterations."""
@@ -44,10 +47,13 @@ class Variant:
             config = self.config
         except ValueError as exc:
             raise ValueError(f"variant {self.name!r}: machine: {exc}") from None
-        fewer = [k for k, n in config.slots.items() if n < MachineConfig().slots[k]]
-        if fewer:
-            raise ValueError(f"variant {self.name!r}: machine: {fewer[0]}_slots below the "
-                             "book's machine (a whole program must run on every variant)")
+        book = MachineConfig()
+        fewer = [f"{k}_slots" for k, n in config.slots.items() if n < book.slots[k]]
+        fewer += [k for k in NOT_FEWER if getattr(config, k) < getattr(book, k)]
+        if fewer or config.lanes != book.lanes:
+            what = f"{fewer[0]} below" if fewer else "lanes other than"
+            raise ValueError(f"variant {self.name!r}: machine: {what} the book's machine (a "
+                             "whole program must run on every variant)")
 
     @property
     def config(self) -> MachineConfig:
