@@ -108,7 +108,7 @@ def copy_book(root, dst) -> Path:
             shutil.copy2(root / name, dst / name)
     for name in BOOK_FOLDERS:
         if (root / name).is_dir():
-            shutil.copytree(root / name, dst / name, symlinks=True,
+            shutil.copytree(root / name, dst / name, symlinks=False,
                             ignore=shutil.ignore_patterns("*.ipynb", "__pycache__",
                                                           ".ipynb_checkpoints"))
     for page in dst.rglob("*.md"):
