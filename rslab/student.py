@@ -122,6 +122,8 @@ NUMBER = re.compile(r"(?<![\w.])[-−]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[e
 SENTENCE_WORDS = 6
 """A solution's sentence is searched for when it has at least this many words."""
 PUBLISHED = (".html", ".ipynb", ".md", ".txt", ".js", ".json")
+"""The files of a build searched (``_static`` aside: the theme's and the book's assets, the
+same in every build)."""
 
 
 def significant_digits(number: str) -> int:
@@ -197,7 +199,7 @@ def leaks(full_html, student_html) -> list[str]:
     full_html, student_html = Path(full_html), Path(student_html)
     published = {p.relative_to(student_html).as_posix(): _flat(p.read_text(
         encoding="utf-8", errors="replace")) for p in sorted(student_html.rglob("*"))
-        if p.is_file() and p.suffix in PUBLISHED}
+        if p.is_file() and p.suffix in PUBLISHED and "_static" not in p.parts}
     found = []
     for page in sorted(full_html.rglob("*.html")):
         parsed = page_text(page)
