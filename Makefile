@@ -6,7 +6,7 @@
 #   make lab    Jupyter Lab on book/, chapters open as notebooks, read-only to disk, at quick
 #               scale (installs only the package and its book extra, not the test stack)
 #   make lab-student  the same on the students' pages (no solution, no answer cell)
-#   make leak-test  the students' book at quick scale, searched for the full book's answers
+#   make leak-test  both books at quick scale; the students' searched for the full book's answers
 #   make fuzz   the property tests' long profile (many thousands of random inputs)
 #   make sweep-full  the full design-space sweep on Dask (rslab sweep --scale full)
 PYTHON ?= python3
@@ -50,9 +50,10 @@ book-student: $(STAMP) web-assets
 book-student-quick: $(STAMP) web-assets
 	RSLAB_SCALE=quick $(BIN)/python -m rslab.bookbuild --strict --student
 
-# Every published file of the students' book searched for the full book's solution sentences and
-# numbers of 3+ significant digits (after book-quick and book-student-quick).
-leak-test: $(STAMP)
+# Every published file of the students' book searched for the full book's solution sentences,
+# numbers of 3+ significant digits and answer cells (claims, definitions): both books at quick
+# scale (about two book-quick builds), then the search (rslab/student.py, ~20 s).
+leak-test: book-quick book-student-quick
 	RSLAB_REQUIRE_BOOK=1 $(BIN)/python -m pytest -q -m leaks tests/test_student_book.py
 
 lint: $(STAMP)

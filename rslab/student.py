@@ -22,8 +22,9 @@
 copy of the book (``rslab.bookbuild --student`` builds it; ``python -m rslab.lab
 --student`` serves its pages); :func:`leaks` searches every published file of a students'
 build for each solution's sentences and its numbers of three or more significant digits,
-taken from the full build's HTML. ``python -m rslab.student leaks FULL_HTML STUDENT_HTML``
-prints them (exit 1 when any).
+taken from the full build's HTML, and for the cells that compute a solution's numbers
+(:func:`answer_cells`: their claims' sentences and their definitions of those numbers).
+``python -m rslab.student leaks FULL_HTML STUDENT_HTML`` prints them (exit 1 when any).
 """
 
 from __future__ import annotations
@@ -73,21 +74,46 @@ ASSIGNED = re.compile(r"^\s*((?:[A-Za-z_]\w*\s*,\s*)*[A-Za-z_]\w*)\s*=(?!=)", re
 """The names on the left of an assignment (``a = ...``, ``a, b = ...``) at a line's start."""
 
 
+def _defined(body: str) -> set[str]:
+    return {name.strip() for names in ASSIGNED.findall(body) for name in names.split(",")}
+
+
+def answer_cells(markdown: str) -> list[tuple[list[str], str]]:
+    """(names, cell body) of every code cell that defines a name only solutions cite (in
+    ``{eval}``): the cells that compute an answer, tagged ``solution`` or not."""
+    cited = {n for sol in solutions(markdown) for n in eval_names(sol)}
+    only = cited - set(eval_names(strip_solutions(markdown)))
+    return [(sorted(_defined(m.group("body")) & only), m.group("body"))
+            for m in CODE_CELL.finditer(markdown) if _defined(m.group("body")) & only]
+
+
 def untagged_answers(markdown: str) -> list[tuple[str, list[str]]]:
     """(solution label, names) for every solution citing names that only solutions cite and
     that a code cell without the ``solution`` tag defines: the cells to tag."""
-    public = set(eval_names(strip_solutions(markdown)))
-    untagged = [m.group("body") for m in CODE_CELL.finditer(markdown)
-                if SOLUTION_TAG not in cell_tags(m.group("body"))]
-    defined = {name.strip() for body in untagged for names in ASSIGNED.findall(body)
-               for name in names.split(",")}
+    untagged = {n for names, body in answer_cells(markdown)
+                if SOLUTION_TAG not in cell_tags(body) for n in names}
     out = []
     for solution in solutions(markdown):
         label = solution.split("\n", 1)[0].split("}", 1)[1].strip()
-        names = sorted((set(eval_names(solution)) - public) & defined)
+        names = sorted(set(eval_names(solution)) & untagged)
         if names:
             out.append((label, names))
     return out
+
+
+def claims_of(body: str) -> list[str]:
+    """The sentences a code cell's ``claim(condition, "sentence")`` calls state."""
+    import ast
+
+    try:
+        tree = ast.parse("\n".join(line for line in body.splitlines()
+                                   if not line.startswith(":")))
+    except SyntaxError:
+        return []
+    return [call.args[1].value for call in ast.walk(tree)
+            if isinstance(call, ast.Call) and getattr(call.func, "id", "") == "claim"
+            and len(call.args) > 1 and isinstance(call.args[1], ast.Constant)
+            and isinstance(call.args[1].value, str)]
 
 
 def strip_page(markdown: str) -> str:
@@ -133,34 +159,34 @@ def significant_digits(number: str) -> int:
 
 
 class _PageText(HTMLParser):
-    """A built page's text in three parts: the solutions (each), the prose (no solution, no
-    code cell, no output) and everything."""
+    """A built page's text: its solutions (each), what a reader sees outside them (no code
+    cell's source, nothing folded in a ``details`` element), and everything."""
+
+    VOID = ("br", "img", "input", "meta", "link", "hr", "wbr", "source", "col", "area")
 
     def __init__(self):
         super().__init__(convert_charrefs=True)
-        self.stack, self.solutions, self.prose, self.all = [], [], [], []
+        self.stack, self.solutions, self.shown = [], [], []
 
     def handle_starttag(self, tag, attrs):
-        if tag in ("br", "img", "input", "meta", "link", "hr"):
+        if tag in self.VOID:
             return
         classes = (dict(attrs).get("class") or "").split()
         kind = ("solution" if "solution" in classes else
-                "cell" if "cell" in classes or "output" in classes else None)
+                "hidden" if tag == "details" or "cell_input" in classes else None)
         if kind == "solution":
             self.solutions.append([])
         self.stack.append(kind)
 
     def handle_endtag(self, tag):
-        if tag in ("br", "img", "input", "meta", "link", "hr") or not self.stack:
-            return
-        self.stack.pop()
+        if tag not in self.VOID and self.stack:
+            self.stack.pop()
 
     def handle_data(self, data):
-        self.all.append(data)
         if "solution" in self.stack:
             self.solutions[-1].append(data)
-        elif "cell" not in self.stack:
-            self.prose.append(data)
+        elif "hidden" not in self.stack:
+            self.shown.append(data)
 
 
 def _flat(text: str) -> str:
@@ -183,37 +209,43 @@ def solution_marks(solution: str) -> tuple[list[str], list[str]]:
     return sentences, numbers
 
 
-def _forms(number: str) -> list[str]:
-    """The ways a number may be written in another file: as shown, without its thousands
-    separators."""
-    forms = [number.replace("−", "-")]
-    if "," in number:
+def _forms(mark: str) -> list[str]:
+    """The ways a mark may be written in another file: as shown and, a number, without its
+    thousands separators."""
+    forms = [mark.replace("−", "-")]
+    if NUMBER.fullmatch(mark) and "," in mark:
         forms.append(forms[0].replace(",", ""))
     return forms
 
 
 def leaks(full_html, student_html) -> list[str]:
     """Every solution sentence and number of the full build that a file of the students'
-    build publishes, and that the full build's prose does not state outside its solutions
-    (a number the chapter's text cites is no answer): ``PAGE: "text" in FILE``."""
+    build publishes and that no reader of the full build sees outside the solutions (on any
+    page: the prose, the tables and figures' text, not a cell's source nor anything folded
+    away): ``PAGE: "text" in FILE``."""
     full_html, student_html = Path(full_html), Path(student_html)
     published = {p.relative_to(student_html).as_posix(): _flat(p.read_text(
         encoding="utf-8", errors="replace")) for p in sorted(student_html.rglob("*"))
         if p.is_file() and p.suffix in PUBLISHED and "_static" not in p.parts}
+    pages = {p: page_text(p) for p in sorted(full_html.rglob("*.html"))}
+    shown = " ".join(_flat(" ".join(t.shown)) for t in pages.values())
     found = []
-    for page in sorted(full_html.rglob("*.html")):
-        parsed = page_text(page)
-        if not parsed.solutions:
-            continue
-        prose = _flat(" ".join(parsed.prose))
+    for source in sorted((full_html / "_sources").rglob("*.md")):
+        page = source.relative_to(full_html / "_sources").with_suffix(".html").as_posix()
+        for names, body in answer_cells(source.read_text(encoding="utf-8")):
+            marks = claims_of(body) + [_flat(line) for line in body.splitlines()
+                                       if ASSIGNED.match(line) and _defined(line) & set(names)]
+            for mark in marks:
+                found += [f"{page}: answer cell ({', '.join(names)}): {mark!r} in {name}"
+                          for name, text in published.items() if _flat(mark) in text]
+    for page, parsed in pages.items():
         for solution in parsed.solutions:
             sentences, numbers = solution_marks(" ".join(solution))
-            marks = [s for s in sentences if s not in prose]
-            marks += [n for n in numbers if not any(f in prose for f in _forms(n))]
+            marks = [m for m in sentences + numbers
+                     if not any(_contains(shown, f, NUMBER.fullmatch(m)) for f in _forms(m))]
             for mark in marks:
-                forms = _forms(mark) if NUMBER.fullmatch(mark) else [mark]
                 where = [name for name, text in published.items()
-                         if any(_contains(text, f, NUMBER.fullmatch(mark)) for f in forms)]
+                         if any(_contains(text, f, NUMBER.fullmatch(mark)) for f in _forms(mark))]
                 found += [f"{page.relative_to(full_html).as_posix()}: {mark!r} in {w}"
                           for w in where]
     return found
