@@ -171,6 +171,13 @@ def _grade_notebooks(args) -> int:
     from rslab import instructor
     from rslab.exercises.notebooks import SUFFIXES, grade_notebook
 
+    try:
+        import jupytext  # noqa: F401  (the notebooks' reader and runner: the book extra)
+        import nbclient  # noqa: F401
+    except ImportError as exc:
+        raise ValueError(f"exercises: running notebooks needs the book extra "
+                         f"(pip install 'rslab[book]'): {exc}") from None
+
     if args.path is None:
         raise ValueError("exercises: give a notebook (.ipynb or .md) or a folder of them")
     path = Path(args.path)
