@@ -149,6 +149,18 @@ def test_a_loop_body_is_scheduled_for_each_variant(files, tmp_path):
     assert "0/100" in graded.stdout and "an iteration takes 768 tokens" in graded.stdout
 
 
+def test_the_chapters_body_copied_loses_points_where_its_four_workers_do_not_suffice(tmp_path):
+    """On a machine whose VALU latency exceeds the loop's ResMII, the book's kernel built for
+    it takes more accumulators; the chapter's four-worker body, copied, is correct but slower."""
+    (tmp_path / "slow.toml").write_text('[[variant]]\nname = "slow-valu"\nseed = 21\n'
+                                        'vocab = 20000\nmachine = { valu_latency = 12 }\n')
+    (tmp_path / "body.s").write_text(SUMEXP_BODY)
+    graded = rslab("grade", "sumexp", tmp_path / "body.s", "--variants", tmp_path / "slow.toml")
+    assert "correct on 1 variant" in graded.stdout, graded.stdout + graded.stderr
+    score = float(graded.stdout.split(": ")[1].split("/")[0])
+    assert 40 < score < 100, graded.stdout
+
+
 def test_grading_reads_the_variants_from_the_environment(files, tmp_path):
     (tmp_path / "hard.s").write_text(hard_coded("rowmax"))
     env = {"RSLAB_GRADING_VARIANTS": str(files / "variants.toml"), "PATH": "/usr/bin:/bin"}

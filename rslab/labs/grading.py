@@ -128,9 +128,16 @@ class Result:
 def grade(lab, submission: Submission, variants, ladder: Ladder) -> Result:
     """Grade ``submission`` on ``variants``: the first failure is the verdict."""
     result = Result(lab.name, submission.label, ladder, list(variants), kind=submission.kind)
+    bases = {}
+    for v in variants:
+        try:
+            bases[v] = baseline(lab, v)
+        except Verdict as wrong:  # the book's or the starting kernel: a fault of the package
+            raise RuntimeError(f"{lab.name}: the book's or the starting kernel fails on "
+                               f"{v.name}: {wrong}") from None
     try:
         for v in variants:
-            base = baseline(lab, v)
+            base = bases[v]
             run = run_program(lab, submission.program(v), submission.label, v, base.case,
                               base.max_steps)
             points, extra, rung = ladder.rung(run.cycles, base.book, base.bound)
