@@ -5,6 +5,8 @@
 #   make book-student  the same book without the solutions (_build/student/_build/html)
 #   make lab    Jupyter Lab on book/, chapters open as notebooks, read-only to disk, at quick
 #               scale (installs only the package and its book extra, not the test stack)
+#   make lab-student  the same on the students' pages (no solution, no answer cell)
+#   make leak-test  both books at quick scale; the students' searched for the full book's answers
 #   make fuzz   the property tests' long profile (many thousands of random inputs)
 #   make sweep-full  the full design-space sweep on Dask (rslab sweep --scale full)
 PYTHON ?= python3
@@ -18,7 +20,8 @@ LAB_SETTINGS := $(VENV)/share/jupyter/lab/settings/overrides.json
 READER := $(VENV)/.reader-installed
 
 .PHONY: all venv book book-student test lint pytest book-quick browser-test chromium web-assets lab lab-settings \
-        lab-screenshot live-test bench fuzz sweep-full test-heavy test-pages clean
+        lab-screenshot live-test bench fuzz sweep-full test-heavy test-pages clean lab-student \
+        book-student-quick leak-test
 
 all: test
 
@@ -39,10 +42,19 @@ web-assets:
 book: $(STAMP) web-assets
 	RSLAB_SCALE=$(RSLAB_SCALE) $(BIN)/python -m rslab.bookbuild --strict
 
-# What an instructor hands to students: every page, every exercise, no solution (neither in
-# the HTML nor in the .ipynb/.md downloads).
+# What an instructor hands to students: every page, every exercise, no solution and no cell
+# tagged `solution` (neither in the HTML nor in the .ipynb/.md downloads): rslab/student.py.
 book-student: $(STAMP) web-assets
 	RSLAB_SCALE=$(RSLAB_SCALE) $(BIN)/python -m rslab.bookbuild --strict --student
+
+book-student-quick: $(STAMP) web-assets
+	RSLAB_SCALE=quick $(BIN)/python -m rslab.bookbuild --strict --student
+
+# Every published file of the students' book searched for the full book's solution sentences,
+# numbers of 3+ significant digits and answer cells (claims, definitions): both books at quick
+# scale (about two book-quick builds), then the search (rslab/student.py, ~20 s).
+leak-test: book-quick book-student-quick
+	RSLAB_REQUIRE_BOOK=1 $(BIN)/python -m pytest -q -m leaks tests/test_student_book.py
 
 lint: $(STAMP)
 	$(BIN)/ruff check rslab tests _ext
@@ -52,7 +64,7 @@ lint: $(STAMP)
 TEST_JOBS ?= 2
 pytest: $(STAMP)
 	RSLAB_SCALE=quick $(BIN)/python -m pytest -q -n $(TEST_JOBS) --dist loadfile \
-		-m "not browser and not heavy and not pages"
+		-m "not browser and not heavy and not pages and not leaks"
 
 # Each page executed on its own at quick scale, a test per page (make test's book build
 # executes them all at once).
@@ -95,6 +107,9 @@ lab-settings: $(LAB_SETTINGS)
 # Jupyter's own JUPYTER_PORT and JUPYTER_TOKEN choose the port and token; LAB_ARGS reach jupyter lab.
 lab: lab-settings
 	$(BIN)/python -m rslab.lab book $(LAB_ARGS)
+
+lab-student: lab-settings
+	$(BIN)/python -m rslab.lab book --student
 
 # The live-notebook test alone (make test runs it with the rest of the browser stage).
 live-test: lab-settings chromium

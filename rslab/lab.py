@@ -11,6 +11,9 @@
 - The kernels run at ``rslab.scale.LAB_SCALE`` unless ``RSLAB_SCALE`` is set (a page's
   first cell switches it: ``use_scale("book")``).
 - As root (a container) Lab is started with ``--allow-root``.
+- ``--student`` serves the students' copy of the pages instead (``rslab.student``: no
+  solution, no cell tagged ``solution``), written to ``_build/student/lab`` beside the book
+  (``make lab-student``).
 """
 
 import os
@@ -92,11 +95,24 @@ def lab_environment(base: dict | None = None) -> dict:
     return env
 
 
+def student_folder(folder) -> Path:
+    """The pages' folder of the students' copy of the book whose pages are in ``folder``
+    (its root is the folder above: the copy goes to ``ROOT/_build/student/lab``)."""
+    from rslab.student import copy_book
+
+    folder = Path(folder).resolve()
+    return copy_book(folder.parent, folder.parent / "_build" / "student" / "lab") / folder.name
+
+
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
+    student = "--student" in argv
+    argv = [a for a in argv if a != "--student"]
     folder = argv.pop(0) if argv and not argv[0].startswith("-") else "book"
     if not Path(folder).is_dir():
         raise SystemExit(f"python -m rslab.lab: folder {folder!r} does not exist")
+    if student:
+        folder = student_folder(folder)
     cmd = lab_command(folder, *argv)
     os.execve(cmd[0], cmd, lab_environment())
     return 0

@@ -24,7 +24,6 @@ exit status 2.
 """
 
 import json
-import re
 import sys
 from pathlib import Path
 
@@ -64,60 +63,14 @@ def _format_text() -> str:
     return bodytext.__doc__.replace("``", "`").replace("::\n", "For example:\n")
 
 
-def _schedule(graph, exact: bool, max_stages: int, reserve: int):
-    """(heuristic schedule, the schedule to emit, the exact answers tried)."""
-    from rslab.schedule import modulo_schedule
-    from rslab.schedule.exact import smallest_exact
-
-    heuristic = modulo_schedule(graph, reserve_scalar=reserve)
-    if not exact:
-        return heuristic, heuristic, []
-    found, tried = smallest_exact(heuristic.graph, max_ii=heuristic.ii, max_stages=max_stages,
-                                  reserve_scalar=reserve)
-    return heuristic, (found.schedule if found is not None else heuristic), tried
-
-
-def _located(body, label: str, message: str) -> str:
-    """``label:LINE: message`` for a scheduling or expansion error: at the first op the
-    message names as ``body[k]`` (every such name read as its line), else at the registers
-    line for the pool, else at the first op."""
-    named = re.findall(r"body\[(\d+)\]", message)
-    if named:
-        k = int(named[0])
-        message = re.sub(r"body\[(\d+)\]", lambda m: f"line {body.lines[int(m.group(1))]}",
-                         re.sub(r"^body\[\d+\]: ", "", message))
-        return f"{label}:{body.lines[k]}: {message}: {body.texts[k].strip()!r}"
-    if message.startswith("registers") and body.pool_line is not None:
-        line, raw = body.pool_line
-        return f"{label}:{line}: {message}: {raw.strip()!r}"
-    return f"{label}:{body.lines[0]}: {message}"
-
-
-def _loop_code(body, model, config, exact, max_stages, n):
-    """(bounds, heuristic, chosen schedule, exact answers, expansion or None for 0 trips)."""
-    from rslab.kernels.loops.emit import strided_bases
-    from rslab.schedule import analyse, build_graph, expand
-    from rslab.schedule.memory import check_addresses
-
-    reserve = len(strided_bases(body.ops))
-    far = {v for v, d in body.distances().items() if d > 1}  # renamed: modulo expansion
-    memory = body.memory(n, config)
-    check_addresses(body.ops, memory)
-    graph = build_graph(body.ops, model, rotating=far, memory=memory)
-    bounds = analyse(graph, reserve_scalar=reserve)
-    heuristic, chosen, tried = _schedule(graph, exact, max_stages, reserve)
-    exp = expand(chosen, n, registers=list(body.pool), carried_registers=body.carried,
-                 history={v: body.history[v][1:] for v in far}) if n else None
-    return bounds, heuristic, chosen, tried, exp
-
-
 def pipeline_text(text: str, label: str = "<stdin>", pairs=(), iterations=None, exact=False,
                   max_stages=8) -> dict:
     """Everything ``rslab pipeline`` reports for the loop body ``text`` (from the file
     ``label``), with the program. Every error is one ``ValueError`` ``label:LINE: ...``."""
+    from rslab.kernels.loops.bodyfile import compile_body
     from rslab.machine.overrides import apply_overrides, machine_line
     from rslab.schedule import SlotModel, slot_of
-    from rslab.schedule.bodytext import MAX_ITERATIONS, BodyError, parse_body
+    from rslab.schedule.bodytext import MAX_ITERATIONS
     from rslab.schedule.tables import mrt_text, stage_text
 
     try:
@@ -127,22 +80,12 @@ def pipeline_text(text: str, label: str = "<stdin>", pairs=(), iterations=None, 
         raise ValueError(f"--config {exc}") from None
     if iterations is not None and not 0 <= iterations <= MAX_ITERATIONS:
         raise ValueError(f"--iterations must be in 0 … {MAX_ITERATIONS:,}, got {iterations}")
-    try:
-        body = parse_body(text, model, config)
-    except BodyError as exc:
-        raise ValueError(f"{label}:{exc.line}: {exc.message}: {exc.text.strip()!r}") from None
-    n = iterations if iterations is not None else body.iterations
-    n = 16 if n is None else n
-    try:
-        bounds, heuristic, chosen, tried, exp = _loop_code(body, model, config, exact,
-                                                           max_stages, n)
-    except ValueError as exc:
-        raise ValueError(_located(body, label, str(exc))) from None
+    code = compile_body(text, label, config, iterations, exact, max_stages)
+    body, bounds, heuristic, chosen = code.body, code.bounds, code.heuristic, code.chosen
+    tried, exp, n = code.tried, code.expansion, code.iterations
+    program = machine_line(config) + "\n" + code.program
     bases = sorted(exp.pointer_step) if exp else []
     reserved = {("scalar", chosen.ii - 1 - j): f"sadd {b} (pointer)" for j, b in enumerate(bases)}
-    program = machine_line(config) + "\n" + "\n".join(body.before) + ("\n" if body.before else "") \
-        + (exp.text if exp else "") \
-        + "\n".join(body.after + ["halt"]) + "\n"
     return {"file": label, "ops": len(body.ops), "res_mii": bounds.res_mii,
             "res_binding": bounds.res_binding, "usage": bounds.usage,
             "units": dict(model.units), "pointer_increments": len(bases) or

@@ -47,6 +47,7 @@ from rslab.machine.collector import collector_paused
 from rslab.machine.config import MachineConfig
 from rslab.machine.decode import Decoder, Halt, LoopEntry
 from rslab.machine.errors import MachineError
+from rslab.machine.guard import Guard
 from rslab.machine.issue import bind
 from rslab.machine.memory import build_memory
 from rslab.machine.stalls import BRANCH, CAUSES, RAW
@@ -167,7 +168,7 @@ def _initial_registers(config, n_scratch, vregs, sregs):
 
 def simulate(program: Program, config: MachineConfig | None = None, vmem=None, hbm=None,
              trace: bool = False, *, sregs=None, vregs=None,
-             max_steps: int = DEFAULT_MAX_STEPS) -> Run:
+             max_steps: int = DEFAULT_MAX_STEPS, guard=None) -> Run:
     """Run ``program`` and return a ``Run``.
 
     ``vmem``/``hbm``: ``None``, an array placed at byte 0, or ``{byte_address: array}``
@@ -175,7 +176,8 @@ def simulate(program: Program, config: MachineConfig | None = None, vmem=None, h
     ``sregs``/``vregs``: optional initial registers ``{index: value}`` (scalars: int or
     float; vectors: 128 four-byte elements). ``trace=True`` records the trace.
     ``max_steps`` (bundles issued plus loop directives executed) stops runaway programs with a
-    ``MachineError``; every run ends or raises within it.
+    ``MachineError``; every run ends or raises within it. ``guard`` (a
+    :class:`~rslab.machine.guard.Guard`) stops a load or store outside its regions.
     """
     if not isinstance(program, Program):
         raise ValueError(f"program must be a Program (from assemble), got {type(program).__name__}")
@@ -186,11 +188,13 @@ def simulate(program: Program, config: MachineConfig | None = None, vmem=None, h
             or not 1 <= max_steps <= MAX_STEPS_LIMIT):
         raise ValueError(f"max_steps must be an integer in [1, {MAX_STEPS_LIMIT:,}], "
                          f"got {max_steps!r}")
+    if guard is not None and not isinstance(guard, Guard):
+        raise ValueError(f"guard must be a Guard, got {type(guard).__name__}")
     with collector_paused():
-        return _run(program, config, vmem, hbm, trace, sregs, vregs, max_steps)
+        return _run(program, config, vmem, hbm, trace, sregs, vregs, max_steps, guard)
 
 
-def _run(program, config, vmem, hbm, trace, sregs, vregs, max_steps) -> Run:
+def _run(program, config, vmem, hbm, trace, sregs, vregs, max_steps, guard) -> Run:
     """``simulate`` once its arguments are checked. The decoded program and the core are
     garbage when it returns and, holding no cycle once the run is over, are freed at once:
     the paused collector finds only the ``Run`` to scan."""
@@ -198,7 +202,7 @@ def _run(program, config, vmem, hbm, trace, sregs, vregs, max_steps) -> Run:
     R, S = _initial_registers(config, n_scratch, vregs, sregs)
     M = build_memory(vmem, config.vmem_bytes, "vmem")
     H = build_memory(hbm, None, "hbm")
-    ctx = Context(R, S, M, H)
+    ctx = Context(R, S, M, H, guard)
     decoded = Decoder(program, config, ctx, n_scratch).decode()
     core = _Core(program, config, ctx, decoded, n_scratch, trace)
     with np.errstate(all="ignore"):
