@@ -81,7 +81,7 @@ EXERCISES = {e.id: e for e in (
     Exercise("pipelining-stages", "04_pipelining: (new)",
              "At SFU latency {sfu_latency}, how many stages does the chapter's sum-exp "
              "schedule have?", o.sumexp_stages, {"sfu_latency": 25}, {"sfu_latency": 13}),
-    Exercise("results-valu-slots", "07_results: results-third-valu",
+    Exercise("results-valu-slots", "09_results: results-third-valu",
              "With {valu_slots} VALU slots, what II does the residual Gumbel row's loop reach "
              "(the study's loop, one packed vector an iteration: draw_loops.draw_loop)?",
              o.residual_row_ii, {"valu_slots": 4}, {"valu_slots": 3}),
@@ -112,11 +112,11 @@ EXERCISES = {e.id: e for e in (
              "Div{divisor} with probability {power} (within 1 %)?", o.samples_to_reject,
              {"divisor": 8, "power": 0.9, "alpha": 0.01},
              {"divisor": 8, "power": 0.5, "alpha": 0.001}, kind="number", rel_tol=0.01),
-    Exercise("beyond-divisor-ks", "08_beyond: beyond-div64",
+    Exercise("beyond-divisor-ks", "07_beyond: beyond-div64",
              "What is the exact KS distance of Div{divisor}'s noise over the lattice (within "
              "0.5 %)?", o.divisor_ks, {"divisor": 24}, {"divisor": 64}, kind="number",
              rel_tol=0.005),
-    Exercise("beyond-tail", "08_beyond: beyond-half-tail",
+    Exercise("beyond-tail", "07_beyond: beyond-half-tail",
              "On targets.peaked({tail}), what probability does the Fast Gumbel-max draw (Div8) "
              "give to the tail tokens together (within 1 %)?", o.peaked_tail_probability,
              {"tail": 0.3}, {"tail": 0.5}, kind="number", rel_tol=0.01, points=2.0),
