@@ -101,7 +101,11 @@ def infinite_share(name: str) -> float:
     return float(np.mean(np.isposinf(get_noise(name)(all_uniforms()))))
 
 
-def top_bin_start(bins: int = 64) -> float:
+NOTE_BINS = 64
+"""The note's χ² validation of the noise: bins of g that the ideal law fills equally."""
+
+
+def top_bin_start(bins: int = NOTE_BINS) -> float:
     """Where the top one of ``bins`` bins that the ideal base-2 Gumbel law fills equally
     starts: the g with P(g ≤ g) = (bins − 1)/bins."""
     return float(-np.log2(-np.log2((bins - 1) / bins)))
