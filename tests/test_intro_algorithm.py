@@ -30,6 +30,7 @@ def test_a_slowdown_is_never_called_a_speedup():
     assert intro.speed_words(2.883) == "2.88× faster"
     assert intro.speed_words(0.939) == "1.06× slower"
     assert intro.sci(1.8789e-13) == "1.9 × 10⁻¹³" and intro.sci(1.06e11) == "1.1 × 10¹¹"
+    assert intro.power_of_two(120) == "2¹²⁰"
 
 
 def test_at_the_readers_scale_first_step_reject_is_slower_and_the_page_says_where():
@@ -39,7 +40,10 @@ def test_at_the_readers_scale_first_step_reject_is_slower_and_the_page_says_wher
     assert speedup < 1 and "slower" in intro.speed_words(speedup)
     fr = next(r for r in runs if r["name"] == "first-reject")
     assert "residual Gumbel" in intro.slower_phases(fr)
-    assert not intro.note_gap(intro.items_of(runs), 1024)["comparable"]
+    text, slower = intro.scale_note(runs, intro.items_of(runs), 1024)
+    assert list(slower) == ["first-reject"] and "first-reject program is slower" in text
+    gap = intro.note_gap(intro.items_of(runs), 1024)
+    assert not gap["comparable"] and "no measure" in intro.gap_sentence(gap)
     assert "S = 4 drafts, R = 2 requests" in intro.test_points(runs)
 
 
@@ -52,6 +56,7 @@ def test_the_note_gap_is_measured_against_the_floor():
     assert gap["comparable"]
     assert gap["all-accept"]["below_floor_pct"] == pytest.approx(100 * (1 - 128_453 / 207_663))
     assert gap["first-reject"]["below_floor_pct"] < 0
+    assert "128,453 cycles, 38 % below the floor" in intro.gap_sentence(gap)
 
 
 @pytest.mark.heavy

@@ -88,6 +88,43 @@ def speedup_table(items) -> str:
                            for it in items for base, s in it["speedups"]])
 
 
+def scale_note(runs, items, vocab: int) -> tuple[str, dict]:
+    """The sentence on the optimised programs that run slower than a baseline at ``vocab``
+    (none at the note's vocabulary, the book's build checks), and those programs' slower
+    phases, by test point."""
+    speedups = {it["name"]: it["speedups"] for it in items}
+    slower = {r["name"]: slower_phases(r) for r in runs
+              if any(s < 1 for _, s in speedups[r["name"]])}
+    if vocab == note.VOCAB:
+        return ("At the note's vocabulary the optimised program is faster than every "
+                "baseline at both test points."), slower
+    return "".join(f"At V = {vocab:,}, this page's scale, the optimised {name} program is "
+                   f"slower than its baseline (its {words(phases)} phases take longer than "
+                   "the baseline's); the book's build runs this page at the note's V. "
+                   for name, phases in slower.items()), slower
+
+
+def gap_sentence(gap: dict) -> str:
+    """The note's cycles beside the model's (:func:`note_gap`), in words."""
+    aa, fr = gap["all-accept"], gap["first-reject"]
+    if gap["comparable"]:
+        return (f"On its chip the note's all-accept program took {aa['note']:,} cycles, "
+                f"{aa['below_floor_pct']:.0f} % below the floor of the model's program "
+                f"({aa['floor']:,}): no program doing this program's work runs that fast on "
+                "the model, so the two machines, or the two programs, differ. At first-step "
+                f"reject it is the other way round: the model's {fr['model']:,} cycles "
+                f"against the note's {fr['note']:,}.")
+    return (f"The note measured {aa['note']:,} (all-accept) and {fr['note']:,} (first-step "
+            f"reject) cycles on its chip, at V = {note.VOCAB:,}; at this page's V the "
+            "model's cycles are no measure of those. Built at the book's scale, this "
+            "paragraph sets the two side by side.")
+
+
+def power_of_two(exponent: int) -> str:
+    """2^exponent for prose: "2¹²⁰"."""
+    return "2" + str(exponent).translate(_SUPERSCRIPT)
+
+
 def words(names) -> str:
     """"a", "a and b", "a, b and c"."""
     names = list(names)
