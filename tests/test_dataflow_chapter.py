@@ -45,6 +45,8 @@ def test_the_online_block_shrinks_and_loses_at_long_latencies():
     assert dt.winner(records[41]["measured"]) == "c"
     assert records[100]["pushes"] == 2.5
     assert records[100]["measured"]["c"] > records[100]["measured"]["a'"]
+    assert ch.block_refusal(8, dt.config_with("sfu_latency", 41)).endswith("SFU FIFO depth")
+    assert ch.block_refusal(8, CONFIG) is None
 
 
 @pytest.mark.heavy

@@ -1,6 +1,8 @@
 """The *Dataflow choice* chapter: its tables, the SFU-latency story over the whole slider, and
 the machine sweeps, extended live one value at a time."""
 
+import re
+
 from rslab.kernels.studies import dataflow_table as dt
 from rslab.kernels.studies.sumexp import VARIANTS, emit_sumexp
 from rslab.scale import by_scale
@@ -59,6 +61,21 @@ def latency_records(grid, config, vocab: int = dt.ROW_VOCAB) -> dict:
                 rec["block_ii"] = kernel.passes[0].ii
         out[latency] = rec
     return out
+
+
+def block_refusal(block: int, config, vocab: int = dt.ROW_VOCAB) -> str | None:
+    """Why the scheduler finds no schedule for dataflow (c) with ``block`` packed vectors per
+    block on ``config`` (its search window and the reason at each II it tried, shortened to
+    the distinct reasons), or None when it finds one."""
+    try:
+        emit_sumexp("c", vocab, config, unroll=(block,))
+    except ValueError as exc:
+        found = re.search(r"no modulo schedule up to II = (\d+): \{(.*)\}", str(exc))
+        if not found:
+            raise
+        reasons = sorted(set(re.findall(r"'([A-Za-z ]+) at", found.group(2))))
+        return f"no modulo schedule up to II {found.group(1)}: " + ", ".join(reasons)
+    return None
 
 
 def fifo_knee(variant: str, config, vocab: int = dt.ROW_VOCAB) -> int:
