@@ -119,7 +119,7 @@ def test_the_smallest_t_is_the_first_logs_error_at_c():
 
 
 def test_the_cores_multiply_keeps_div14s_lambda_ks_and_atom():
-    # finding 24: t·fl(1/14) is another noise at millions of points, and as good
+    # finding 24: t times 1/14 rounded to float32 is another noise at millions of points, and as good
     core = div14.core_divide(14.0)
     assert core["differ"] > 10**6
     assert core["lam_multiply"] == pytest.approx(core["lam_divide"], rel=1e-3)

@@ -286,7 +286,7 @@ def seed_correlation(result, a: str, b: str) -> float:
 
 
 def core_divide(k: float, log2=DEFAULT_FASTLOG2) -> dict:
-    """The modelled core has no divide: ``t/k`` becomes ``t · fl(1/k)``. Lattice points where
+    """The modelled core has no divide: ``t/k`` becomes ``t`` times ``1/k`` rounded to float32. Lattice points where
     that changes g, the exact λ and KS distance of both, and the plateau atom of both."""
     t = search._first_layer(log2)
     g = second_layer_parts(t, k, log2)[2]
