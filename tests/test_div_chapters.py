@@ -16,6 +16,12 @@ from rslab.numerics.gumbel import get_noise
 matplotlib.use("Agg")
 
 
+@pytest.fixture(scope="module")
+def laws():
+    """Div8's and Div14's exact lattice laws (built once for the tests that read them)."""
+    return {n: mc.LatticeLaw.of(n, get_noise(n)) for n in ("div8", "div14")}
+
+
 def test_div8_and_div14_spread_t_alike_over_the_segments():
     # finding 17: the "other segments" mechanism, refuted by the page's own measurement
     spread = div14.segment_spread(8.0, 14.0)
@@ -119,7 +125,8 @@ def test_the_smallest_t_is_the_first_logs_error_at_c():
 
 
 def test_the_cores_multiply_keeps_div14s_lambda_ks_and_atom():
-    # finding 24: t times 1/14 rounded to float32 is another noise at millions of points, and as good
+    # finding 24: t times 1/14 rounded to float32 is another noise at millions of points,
+    # and as good
     core = div14.core_divide(14.0)
     assert core["differ"] > 10**6
     assert core["lam_multiply"] == pytest.approx(core["lam_divide"], rel=1e-3)
@@ -127,15 +134,14 @@ def test_the_cores_multiply_keeps_div14s_lambda_ks_and_atom():
     assert core["atom_multiply"] == core["atom_divide"]
 
 
-def test_no_divisor_changes_the_tail_and_its_error_dwarfs_the_divisors_gain():
+def test_no_divisor_changes_the_tail_and_its_error_dwarfs_the_divisors_gain(laws):
     # finding 25: the tail at several Δ, beside the λ gains
-    laws = {n: mc.LatticeLaw.of(n, get_noise(n)) for n in ("div8", "div14")}
     for d in (14, 16):
         wins = [tails.tail_token_win(law, d) for law in laws.values()]
         assert max(wins) - min(wins) < 1e-3
         assert float(tails.ideal_tail_token_win(d)) - wins[0] > 0.3
-    rows = div14.tail_rows(laws, (14, 16))
-    assert rows[0]["div8"] == rows[0]["div14"] and rows[1]["div8"] == rows[1]["div14"]
+    rows = div14.tail_rows(div14.tail_wins(laws, (14, 16)), (14, 16), (16,))
+    assert rows[0]["div8"] == rows[0]["div14"] and rows[0]["Δ"] == "16"
     m8, m14 = div14.edge_mechanism(8.0), div14.edge_mechanism(14.0)
     assert 0.5 * np.abs(m8["deviation"] - m14["deviation"]).sum() < 1e-3
 
@@ -202,16 +208,17 @@ def _text_sizes(fig) -> list[float]:
     return [t.get_fontsize() for t in fig.findobj(matplotlib.text.Text) if t.get_text()]
 
 
-def test_the_chapters_figures_are_legible_at_the_pages_width():
+def test_the_chapters_figures_are_legible_at_the_pages_width(laws):
     from rslab.viz import numerics_plots as npl
     from rslab.viz import search_plots as sp
 
     m = div14.edge_mechanism(8.0)
-    law = mc.LatticeLaw.of("div8", get_noise("div8"))
+    law = laws["div8"]
     rows = [{"name": f"div{k}", "divisor": float(k), "lam": 1e-6 * k, "exact_ks": 1e-4 / k,
              "pareto": k > 2} for k in range(2, 6)]
     figures = [sp.plot_edge_shifts({"div8": m}), sp.plot_landscape(rows, 1e9),
-               sp.plot_pareto(rows, 1e9), sp.plot_tail({"div8": law}, deltas=(12, 16)),
+               sp.plot_pareto(rows, 1e9),
+               sp.plot_tail({"div8": law}, (12, 16), div14.tail_wins({"div8": law}, (12, 16))),
                sp.plot_chi2_growth({"div8": 7.9e-7}, {"div8": (1e6, 64.0)}, note=(1e9, 851.5)),
                npl.plot_log_error({"fast": FL}),
                npl.plot_plateau_mass([1, 8], [1e-2, 1e-4], [1e-2, 1e-4])]

@@ -58,6 +58,24 @@ def edge_error(k: float, log2: FastLog2 = DEFAULT_FASTLOG2) -> tuple[np.ndarray,
     return e, log2(x).astype(np.float64) - np.log2(x.astype(np.float64))
 
 
+def edge_shifts(k: float, log2: FastLog2 = DEFAULT_FASTLOG2) -> tuple[np.ndarray, np.ndarray]:
+    """The 63 inner edges and the shift of P(g < e) that the fast log's error at ``t_e/k``
+    predicts at each: (ln 2)² t_e 2^−t_e ε(t_e/k), the density of t at ``t_e`` times the
+    move of the crossing point."""
+    e, eps = edge_error(k, log2)
+    te = np.exp2(-e)
+    return e, np.log(2) ** 2 * te * np.exp2(-te) * eps
+
+
+def predicted_lambda(k: float, log2: FastLog2 = DEFAULT_FASTLOG2) -> float:
+    """Div-``k``'s λ from the first layer's bin deviations and the 63 predicted edge shifts
+    alone (each bin's part the difference of its two edges' shifts), without enumerating
+    Div-``k``'s noise."""
+    a = first_layer_deviations(log2)[0]
+    b = np.diff(np.concatenate([[0.0], edge_shifts(k, log2)[1], [0.0]]))
+    return float(mc.N_BINS * ((a + b) ** 2).sum())
+
+
 def straddling_edges(k: float, log2: FastLog2 = DEFAULT_FASTLOG2) -> list[int]:
     """The edges where a segment boundary lies between ``t_e/k`` and the point
     ``(t_e/k)·2^−ε`` where the fast log actually crosses ``log2(t_e/k)``: there the error at
@@ -86,17 +104,14 @@ def edge_mechanism(k: float, log2: FastLog2 = DEFAULT_FASTLOG2) -> dict:
     a, f_first = first_layer_deviations(log2)
     dev, f = bin_deviations(search.lattice_noise(k, log2))
     b = dev - a
-    e, eps = edge_error(k, log2)
-    te = np.exp2(-e)
-    predicted = np.log(2) ** 2 * te * np.exp2(-te) * eps
-    b_pred = np.diff(np.concatenate([[0.0], predicted, [0.0]]))
+    e, predicted = edge_shifts(k, log2)
     n = mc.N_BINS
     return {"k": k, "name": search.divisor_name(k), "edges": e, "shift": f - f_first,
             "predicted": predicted, "deviation": dev,
             "contribution": n * dev**2, "first_contribution": n * a**2,
             "lam": float(n * (dev**2).sum()), "lam_first": float(n * (a**2).sum()),
             "lam_second": float(n * (b**2).sum()), "cross": float(2 * n * (a * b).sum()),
-            "lam_predicted": float(n * ((a + b_pred) ** 2).sum()),
+            "lam_predicted": predicted_lambda(k, log2),
             "shift_corr": float(np.corrcoef(f - f_first, predicted)[0, 1]),
             "binned_tv": float(0.5 * np.abs(dev).sum())}
 
@@ -286,8 +301,9 @@ def seed_correlation(result, a: str, b: str) -> float:
 
 
 def core_divide(k: float, log2=DEFAULT_FASTLOG2) -> dict:
-    """The modelled core has no divide: ``t/k`` becomes ``t`` times ``1/k`` rounded to float32. Lattice points where
-    that changes g, the exact λ and KS distance of both, and the plateau atom of both."""
+    """The modelled core has no divide: ``t/k`` becomes ``t`` times ``1/k`` rounded to
+    float32. Lattice points where that changes g, the exact λ and KS distance of both, and
+    the plateau atom of both."""
     t = search._first_layer(log2)
     g = second_layer_parts(t, k, log2)[2]
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -303,13 +319,20 @@ def core_divide(k: float, log2=DEFAULT_FASTLOG2) -> dict:
 
 # --- the tail ----------------------------------------------------------------------------
 
-def tail_rows(laws: dict, deltas) -> list[dict]:
-    """Per Δ: the exact chance that one of the vocabulary's tail tokens, each 2^−Δ below the
-    top token, wins, under the ideal law and under each of ``laws``."""
+def tail_wins(laws: dict, deltas) -> dict:
+    """Per law of ``laws``: the exact chance, at each Δ of ``deltas``, that one of the
+    vocabulary's tail tokens, each 2^−Δ below the top token, wins (``tails.tail_token_win``)."""
+    return {name: np.array([tails.tail_token_win(law, d) for d in deltas])
+            for name, law in laws.items()}
+
+
+def tail_rows(wins: dict, deltas, shown) -> list[dict]:
+    """The rows of ``tail_wins`` (over ``deltas``) at the Δ of ``shown``, beside the ideal."""
     rows = []
-    for d in deltas:
+    for d in shown:
+        i = list(deltas).index(d)
         row = {"Δ": f"{d:g}", "ideal": f"{float(tails.ideal_tail_token_win(d)):.3f}"}
-        row.update({name: f"{tails.tail_token_win(law, d):.3f}" for name, law in laws.items()})
+        row.update({name: f"{w[i]:.3f}" for name, w in wins.items()})
         rows.append(row)
     return rows
 

@@ -141,8 +141,9 @@ def plot_pareto(rows, samples: float):
     return fig
 
 
-def plot_tail(laws: dict, deltas=tuple(range(10, 31)), m: int = tails.VOCAB - 1):
-    """P(g > y) against the ideal law, and the chance a tail token wins against Δ."""
+def plot_tail(laws: dict, deltas, wins: dict, m: int = tails.VOCAB - 1):
+    """P(g > y) against the ideal law, and the chance a tail token wins against Δ (``wins``:
+    per law, that chance at each of ``deltas``, as ``div14.tail_wins`` computes it)."""
     ys = np.linspace(4, 24, 300)
     deltas = np.asarray(deltas, dtype=np.float64)
     fig, (ax1, ax2) = plt.subplots(2, 1, figsize=(WIDTH, 6.4))
@@ -151,8 +152,7 @@ def plot_tail(laws: dict, deltas=tuple(range(10, 31)), m: int = tails.VOCAB - 1)
     for i, (name, law) in enumerate(laws.items()):  # later curves thinner: equal ones show
         style = {"color": f"C{i}", "lw": max(3.0 - 0.8 * i, 1.0)}
         ax1.plot(ys, tails.law_sf(law, ys), label=name, **style)
-        win = [tails.tail_token_win(law, d, m) for d in deltas]
-        ax2.plot(deltas, win, label=name, **style)
+        ax2.plot(deltas, wins[name], label=name, **style)
     ax1.set(yscale="log", xlabel="y", ylabel="P(g > y)", title="upper tail (exact)",
             ylim=(1e-9, 1))
     ax2.set(yscale="log", xlabel="Δ = log2(p_top / p_token)", ylim=(1e-12, 1),
