@@ -507,29 +507,27 @@ def ks_text(result) -> dict:
         names = ", ".join(r["name"] for r in below)
         dist = ", ".join(f"{r['exact_ks']:.1e}" for r in below)
         ps = [r["p"] for r in below]
-        text = (f"The laws of {names} lie closer to the ideal than that null mean (their own "
-                f"KS distances: {dist}), so their sample means should look like noise. "
-                if len(below) > 1 else
-                f"The law of {names} lies closer to the ideal than that null mean (its own KS "
-                f"distance: {dist}), so its sample mean should look like noise. ")
+        text = (f"The laws of {names} lie below that null mean (their own KS distances: "
+                f"{dist}). " if len(below) > 1 else
+                f"The law of {names} lies below that null mean (its own KS distance: {dist}). ")
         own = own_law(result)
         expect = [own[r["name"]]["mean"] for r in below]
         z_own = max(abs(own[r["name"]]["z"]) for r in below)
-        if len(below) == 1 and ps[0] >= 0.05:
-            text += f"It does (p = {ps[0]:.2g}). "
-        elif min(ps) < 0.05:
+        if min(ps) >= 0.05:
+            text += (f"Its sample mean looks like noise (p = {ps[0]:.2g}). " if len(below) == 1
+                     else f"Their sample means look like noise (p from {min(ps):.2g} to "
+                     f"{max(ps):.2g}). ")
+        else:
             text += (f"None is rejected at {separation.LEVEL:g}, but "
                      + ("each lies" if len(below) > 1 else "it lies")
                      + f" {min(abs(r['z']) for r in below):.1f} to "
                      f"{max(abs(r['z']) for r in below):.1f} standard deviations above it "
                      f"(p from {min(ps):.2g} to {max(ps):.2g}). That is not a fluke: a law "
-                     f"that far from the ideal makes a sample of N show on average "
+                     f"that close to the noise floor makes a sample of N show on average "
                      f"{min(expect):.2e} to {max(expect):.2e}, not the null's {null:.2e} "
                      f"(`separation.sample_ks`), and against their own laws the means lie "
                      f"within {z_own:.1f} standard deviations. The sample is beginning to see "
                      "these laws. ")
-        else:
-            text += f"They do (p from {min(ps):.2g} to {max(ps):.2g}). "
         if len(below) > 1:
             corr = min(seed_correlation(result, a["name"], b["name"])
                        for i, a in enumerate(below) for b in below[i + 1:])
