@@ -11,6 +11,7 @@ from rslab.kernels.sampler.draws import SAMPLER_DRAWS
 from rslab.kernels.sampler.floor import (
     compute_bound,
     element_work,
+    machine_task_bound,
     philox_ops_per_word,
     task_bound,
     task_work,
@@ -118,6 +119,8 @@ def test_the_task_bound_by_hand():
     layout = SamplerLayout(1, 1, 256)
     assert task_work(layout, [1]) == {"valu_ops": 24, "transcendentals": 6}
     bound = task_bound(SimpleNamespace(config=MachineConfig()), layout, [1])
+    assert bound == machine_task_bound(MachineConfig(), layout, [1], path="fast",
+                                       draw=("gumbel", "div8"))
     nbytes = 36 + (512 + 4) + 512  # tables; the checked row and q(x); the bonus row
     assert bound["bytes"] == nbytes
     assert (bound["sfu_cycles"], bound["valu_cycles"]) == (12, 15)

@@ -197,12 +197,17 @@ def task_work(layout, num_accepted, path: str = "fast", draw=DEFAULT_DRAW) -> di
     return {"valu_ops": valu, "transcendentals": trans}
 
 
-def compute_bound(valu_ops, transcendentals: int, config) -> dict:
+def compute_bound(valu_ops, transcendentals: int, config, *,
+                  per_transcendental: int = VALU_PER_TRANSCENDENTAL) -> dict:
     """The least of ``max(sfu, valu)`` cycles over every split of the transcendentals between
-    the SFU (1 + hold cycles and a pop each) and the VALU (``VALU_PER_TRANSCENDENTAL`` ops
-    each): ``sfu_cycles``, ``valu_cycles`` (rounded up) and ``transcendentals_on_valu``."""
+    the SFU (1 + hold cycles and a pop each) and the VALU (``per_transcendental`` ops each):
+    ``sfu_cycles``, ``valu_cycles`` (rounded up) and ``transcendentals_on_valu``."""
+    if isinstance(per_transcendental, bool) or not isinstance(per_transcendental, int) \
+            or per_transcendental < 1:
+        raise ValueError(f"per_transcendental must be an integer >= 1, got "
+                         f"{per_transcendental!r}")
     per_push = Fraction(1 + config.sfu_hold, config.slots["sfu"])
-    slots, k, total = config.slots["valu"], VALU_PER_TRANSCENDENTAL, transcendentals
+    slots, k, total = config.slots["valu"], per_transcendental, transcendentals
     on_sfu = Fraction(total)
     if per_push * total * slots > valu_ops + total:  # the SFU would bind: move some over
         on_sfu = (valu_ops + k * total) / (slots * per_push + k - 1)
@@ -212,7 +217,14 @@ def compute_bound(valu_ops, transcendentals: int, config) -> dict:
 
 
 def task_bound(run, layout, num_accepted, *, path: str = "fast", draw=DEFAULT_DRAW) -> dict:
-    """A bound of the task, not of this program (see the module docstring): the largest of
+    """A bound of the task, not of this program: :func:`machine_task_bound` on the machine
+    ``run`` ran on (``run.config``); ``path`` and ``draw`` name what the program computes."""
+    return machine_task_bound(run.config, layout, num_accepted, path=path, draw=draw)
+
+
+def machine_task_bound(config, layout, num_accepted, *, path: str = "fast",
+                       draw=DEFAULT_DRAW) -> dict:
+    """The task's bound on the machine ``config`` (see the module docstring): the largest of
 
     - ``dma``: :func:`task_bytes` over the engine's bandwidth, plus one latency;
     - ``ld``: the task's bytes loaded once from VMEM, a vector per load slot;
@@ -220,16 +232,13 @@ def task_bound(run, layout, num_accepted, *, path: str = "fast", draw=DEFAULT_DR
       (:func:`task_work`), its transcendentals split between the SFU and the VALU where
       the larger of the two is least (:func:`compute_bound`).
 
-    ``run`` gives the machine (``run.config``); ``path`` and ``draw`` name what the program
-    computes. Returns ``bound_cycles``, ``binding`` (``sfu = valu`` when they tie), each
-    term's cycles, ``bytes``, ``valu_ops``, ``transcendentals`` and
-    ``transcendentals_on_valu``."""
-    cfg = run.config
+    Returns ``bound_cycles``, ``binding`` (``sfu = valu`` when they tie), each term's
+    cycles, ``bytes``, ``valu_ops``, ``transcendentals`` and ``transcendentals_on_valu``."""
     nbytes = task_bytes(layout, num_accepted)
     work = task_work(layout, num_accepted, path, draw)
-    split = compute_bound(work["valu_ops"], work["transcendentals"], cfg)
-    terms = {"dma": cfg.dma_latency + -(-nbytes // cfg.dma_bytes_per_cycle),
-             "ld": -(-nbytes // (cfg.vector_bytes * cfg.slots["ld"])),
+    split = compute_bound(work["valu_ops"], work["transcendentals"], config)
+    terms = {"dma": config.dma_latency + -(-nbytes // config.dma_bytes_per_cycle),
+             "ld": -(-nbytes // (config.vector_bytes * config.slots["ld"])),
              "sfu": split["sfu_cycles"], "valu": split["valu_cycles"]}
     top = max(terms.values())
     return {"bound_cycles": top, "binding": " = ".join(k for k, v in terms.items() if v == top),
