@@ -56,9 +56,9 @@ def results_table(rows, note: dict) -> str:
 
 
 def floor_table(rows, which: str = "optimized") -> str:
-    """Markdown table per test point and phase: cycles, the floor, what binds it, and their
-    ratio (``which``: ``optimized`` or ``baseline``)."""
-    lines = ["| test point | phase | cycles | floor | what binds | cycles / floor |",
+    """Markdown table per test point and phase: achieved cycles, the floor, what binds it,
+    and their ratio (``which``: ``optimized`` or ``baseline``)."""
+    lines = ["| test point | phase | achieved | floor | binding | achieved / floor |",
              "|---|---|---|---|---|---|"]
     for r in rows:
         for ph in PHASE_ORDER:
