@@ -393,6 +393,22 @@ def note_point(rows, name: str = "first-reject") -> dict:
     return row if row["vocab"] == VOCAB else speedup_rows(VOCAB, names=(name,))[0]
 
 
+def draw_ratio(name: str, vocab: int, draw=BEYOND_DRAW) -> float:
+    """Cycles of the optimised program drawing with ``draw`` over the Div8 sampler's, at test
+    point ``name`` and ``vocab`` (no floors: first-step reject runs in a second or two at the
+    note's V)."""
+    from rslab.fixtures import scenario_inputs
+    from rslab.kernels.sampler.run import run_sampler
+
+    inputs = scenario_inputs(name, V=vocab)
+    runs = [run_sampler(inputs, "fast", OPTIMISED, figures=False, compare=False,
+                        method=m, noise=n) for m, n in (draw, ("gumbel", "div8"))]
+    if not all(r.tokens_match for r in runs):
+        raise AssertionError(f"{name} at V = {vocab}: a program's tokens differ from the "
+                             "reference's")
+    return runs[0].cycles / runs[1].cycles
+
+
 def float_table(rows) -> str:
     """Per test point: the optimised program's float32 outputs compared with the reference's,
     how many are not bit-identical, and the largest difference."""
