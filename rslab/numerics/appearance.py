@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-BISECTIONS = 64
+BISECTIONS = 40
 DOUBLINGS = 1100
 
 
