@@ -125,6 +125,11 @@ def sci(x: float, digits: int = 2) -> str:
     return f"{mantissa}·10{str(int(exponent)).translate(SUPERSCRIPT)}"
 
 
+def bound_text(n: float) -> str:
+    """The bound's sample size in a table: ``< 1`` where it says nothing."""
+    return "< 1" if n is not None and n < 1 else sci(n)
+
+
 def samples_text(n: float) -> str:
     """A number of samples for a sentence: ``inf`` (no bias to see) in words."""
     return f"{sci(n)} samples" if np.isfinite(n) else "no number of samples"
@@ -202,7 +207,7 @@ def verdict_table(rows: list[dict]) -> str:
         "draw": r["draw"], "speed vs Div8: all-accept": f"{r['all_accept']:.2f}×",
         "first-reject": f"{r['first_reject']:.2f}×",
         "a test sees the bias at (samples)": sci(r["seen"]),
-        "no test gains 0.1 before (samples)": sci(r["bound"]) + (
+        "no test gains 0.1 before (samples)": bound_text(r["bound"]) + (
             " (every row)" if r["every_row"] else ""),
         "bit-exact under": r["reproducible"], "verdict": r["verdict"]} for r in rows])
 
@@ -247,7 +252,7 @@ def worst_table(worst: list[dict]) -> str:
     approximation does not hold)."""
     return markdown_table([{
         "draw": w["draw"], "worst row": w["target"], "χ²": sci(w["chi2"]), "TV": sci(w["tv"]),
-        "no test gains 0.1 before": sci(w["bound_samples"]),
+        "no test gains 0.1 before": bound_text(w["bound_samples"]),
         "χ² over tokens": sci(w["detect_tokens"]), "χ² over vectors": sci(w["detect_vectors"]),
         "appearance test": sci(w["detect_appear"])} for w in worst])
 
@@ -315,6 +320,20 @@ def never_drawn(vocab: int, scale: float = 8.0) -> dict:
             "top_P": float(P[top]), "bound_chi2": f["bound_samples_chi2"],
             "bound_tv": f["bound_samples_tv"], "detect_tokens": f["detect_tokens"],
             "detect_vectors": f["detect_vectors"]}
+
+
+def never_drawn_table(nd: dict) -> str:
+    """:func:`never_drawn`'s bound and tests, each with its samples."""
+    rows = [("no test gains 0.1 before: a / TV", nd["bound_tv"]),
+            ("no test gains 0.1 before: 2a² / χ² (below one sample: says nothing)",
+             nd["bound_chi2"]),
+            ("appearance test, the never-drawn tokens: advantage ½ at", nd["half"]),
+            ("appearance test, the best likelihood-ratio set: advantage ½ at",
+             nd["best"]["samples"]),
+            ("χ² over tokens, power ½ at", nd["detect_tokens"]),
+            ("χ² over vectors of 128, power ½ at", nd["detect_vectors"])]
+    return markdown_table([{"bound or test": a, "samples": bound_text(n) if i < 2 else sci(n)}
+                           for i, (a, n) in enumerate(rows)])
 
 
 def argmax_search_note(argmax_worst: list[dict], vocab: int) -> str:

@@ -14,7 +14,8 @@ guarantee derived term by term, its domain, its worst row and its cycles.
   adversarial families;
 * :func:`domain_error`: what the draw says to a weight outside its domain;
 * :func:`guarantee_grid` and :func:`least_enough`: the bound for other widths;
-* :func:`fixed_cycles` and :func:`short_row_sampler`: its cycles in the whole sampler.
+* :func:`chapter_sampler`, :func:`fixed_cycles` and :func:`all_accept_extra`: its cycles in
+  the whole sampler, its tail per row, and its cycles against Div8's at another vocabulary.
 """
 
 from __future__ import annotations
@@ -36,8 +37,6 @@ EXAMPLE_FRACTION_BITS = 7
 EXAMPLE_UNIFORM_BITS = 8
 SAMPLER_DRAWS = (("invcdf", "wide48"), RECOMMENDED)
 """The draws the chapter runs in the whole sampler beside Div8."""
-SHORT_ROW = 16_384
-"""A short row, where a per-row constant weighs more than at the note's vocabulary."""
 GRID_FRACTION_BITS = (32, 40, 48, 52, 56, 62)
 GRID_UNIFORM_BITS = (32, 48, 56, 64, 72, 80, 96, 128)
 
@@ -231,9 +230,13 @@ def fixed_cycles(sampler: list[dict], points: dict) -> dict:
     return out
 
 
-def short_row_sampler(sampler: list[dict], vocab: int) -> list[dict]:
-    """Div8 and the recommended draw in the whole sampler at :data:`SHORT_ROW` tokens: the
-    chapter's own rows when it runs at that vocabulary, else two new runs per test point."""
-    if vocab == SHORT_ROW:
-        return [r for r in sampler if r["draw"] in ("gumbel-div8", variant_name(*RECOMMENDED))]
-    return run_draws(SHORT_ROW, (RECOMMENDED,), progress=False, baselines=False)
+def all_accept_extra(vocab: int) -> tuple[float, float]:
+    """The recommended draw's whole sampler at all-accept against Div8's at ``vocab``: its
+    extra cycles per request (one bonus row each), and its speed against Div8's."""
+    from rslab.fixtures import TEST_POINTS
+
+    rows = {r["draw"]: r for r in run_draws(vocab, (RECOMMENDED,), progress=False,
+                                            baselines=False) if r["name"] == "all-accept"}
+    fixed = rows[variant_name(*RECOMMENDED)]
+    extra = (fixed["cycles"] - rows["gumbel-div8"]["cycles"]) / TEST_POINTS["all-accept"].R
+    return extra, fixed["vs_div8"]

@@ -15,8 +15,8 @@ For a set the draw never gives (``P(A) = 0``) that is ``1 − (1 − p(A))^n``, 
 tokens of largest ``P_i/p_i`` (the draw gives them too often) or of largest ``p_i/P_i``
 (too rarely), for every k. :func:`advantage_at` gives the largest advantage over these
 sets at n samples, and :func:`samples_to_see` the fewest samples at which it reaches a
-given advantage (½ by default). Every figure is a property of one exact test, so it is
-also an upper bound on the samples the best test needs.
+given advantage (½ by default), a whole number. Every figure is a property of one exact
+test, so it is also an upper bound on the samples the best test needs.
 """
 
 from __future__ import annotations
@@ -76,10 +76,10 @@ def advantage_at(P, p, samples: float) -> dict:
 
 
 def samples_to_see(P, p, advantage: float = 0.5) -> dict:
-    """The fewest samples (at least one) at which an appearance test reaches ``advantage``
-    (``inf`` if none does), with that test's side, tokens and masses. Each set's advantage
-    rises to one peak and falls (both laws end up showing A), so its first crossing is found
-    by bisection (on log n) below the peak."""
+    """The fewest whole samples (at least one) at which an appearance test reaches
+    ``advantage`` (``inf`` if none does), with that test's side, tokens and masses. Each
+    set's advantage rises to one peak and falls (both laws end up showing A), so its first
+    crossing is found by bisection (on log n) below the peak."""
     P, p = _check(P, p)
     if not 0 < advantage < 1:
         raise ValueError(f"advantage must lie in (0, 1), got {advantage!r}")
@@ -91,7 +91,9 @@ def samples_to_see(P, p, advantage: float = 0.5) -> dict:
         hi = _first_crossing(a, b, advantage)
         k = int(np.argmin(hi))
         if hi[k] < best["samples"]:
-            best = {"samples": float(hi[k]), "side": s["side"], "tokens": k + 1,
+            n = np.floor(hi[k])  # the bisection ends just above the crossing
+            whole = n if n >= 1 and _advantage(a[k], b[k], n) >= advantage else np.ceil(hi[k])
+            best = {"samples": float(whole), "side": s["side"], "tokens": k + 1,
                     "P": float(a[k]), "p": float(b[k])}
     return best
 

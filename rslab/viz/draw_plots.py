@@ -15,8 +15,6 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.patches import FancyArrowPatch, Rectangle
 
-from rslab.viz import tables
-
 DETECT_TARGET = 1e10
 WIDTH = 7.0
 """The widest figure, in inches: the page shows a figure at most about 7 in wide."""
@@ -25,11 +23,17 @@ TEXT = {"font.size": 10, "axes.titlesize": 11, "axes.labelsize": 10, "xtick.labe
 
 
 def readable(fn):
-    """Draw ``fn``'s figure with text of at least 10 pt (``TEXT``)."""
+    """Draw ``fn``'s figure with text of at least 10 pt (``TEXT``). Only those settings are
+    set and restored (``rc_context`` would restore the backend too, and a notebook's inline
+    backend would stop showing figures)."""
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
-        with plt.rc_context(TEXT):
+        before = {key: plt.rcParams[key] for key in TEXT}
+        plt.rcParams.update(TEXT)
+        try:
             return fn(*args, **kwargs)
+        finally:
+            plt.rcParams.update(before)
     return wrapper
 
 
@@ -163,7 +167,7 @@ def plot_quantisation(q: dict):
 def plot_worst_cases(worst: list[dict], target: float = DETECT_TARGET):
     """Per draw, on its worst row: the samples below which no test gains 0.1 (bars), and the
     samples at which a χ² test (where its approximation holds) or the appearance test sees
-    the bias half the time (markers)."""
+    the bias half the time (markers; none where no such figure exists)."""
     y = np.arange(len(worst))
     fig, ax = plt.subplots(figsize=(WIDTH, 0.5 * len(worst) + 1.8))
     bound = [min(w["bound_samples"], 1e30) for w in worst]
@@ -172,8 +176,8 @@ def plot_worst_cases(worst: list[dict], target: float = DETECT_TARGET):
     for key, marker, label in (("detect_tokens", "o", "χ² over tokens"),
                                ("detect_vectors", "s", "χ² over vectors of 128"),
                                ("detect_appear", "^", "appearance test")):
-        ax.plot([min(w[key], 1e30) for w in worst], y, marker, color="k", ms=6, mfc="none",
-                ls="none", label=label)
+        ax.plot([w[key] if np.isfinite(w[key]) else np.nan for w in worst], y, marker,
+                color="k", ms=6, mfc="none", ls="none", label=label)
     ax.axvline(target, color="k", ls="--", lw=1)
     ax.set_yticks(y, [w["draw"] for w in worst])
     ax.invert_yaxis()
@@ -302,21 +306,3 @@ def plot_two_levels(example: dict):
     axes[-1].set_xlabel(f"the uniform U, 0 … {span - 1}")
     fig.tight_layout()
     return fig
-
-
-def table_cell(column: str, value) -> str:
-    """Cells of the chapter's tables: floats to 3 significant digits, None and inf as —/∞."""
-    if value is None:
-        return "—"
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, float):
-        if np.isinf(value):
-            return "∞"
-        return f"{value:.1f}" if "χ²" in column else f"{value:.3g}"
-    return str(value)
-
-
-def markdown(rows: list[dict], columns: list[str] | None = None) -> str:
-    """A Markdown table with :func:`table_cell` formatting."""
-    return tables.markdown_table(rows, columns, fmt=table_cell)
