@@ -150,8 +150,9 @@ def test_the_slot_model_is_derived_from_the_machine():
     assert SlotModel().units == dict(cfg.slots) and SlotModel().latency == dict(cfg.latency)
     other = cfg.with_(slots={"valu": 3}, latency={"sfu": 20}, sfu_hold=2)
     m = SlotModel.from_config(other)
-    assert (m.units["valu"], m.latency["sfu"], m.op_busy("vexp2")) == (3, 20, 3)
-    assert {op for op in SFU_OPS if m.op_busy(op) == 3} == SFU_OPS and POP_OPS == {"vpop"}
+    assert (m.units["valu"], m.latency["sfu"], m.op_busy(Op("vexp2", "@e", ("x",)))) == (3, 20, 3)
+    assert {op for op in SFU_OPS if m.op_busy(Op(op, "@e", ("x",))) == 3} == SFU_OPS
+    assert POP_OPS == {"vpop"}
     with pytest.raises(ValueError, match="MachineConfig"):
         SlotModel.from_config({"valu": 2})
 
@@ -163,5 +164,5 @@ def test_op_assembly_text():
     load = Op("vld", "x", addr=Addr("s1", 0, 512))
     assert load.assembly("v4", [], 1024) == "vld v4, [s1 + 1024]"
     assert load.assembly("v4", [], -512) == "vld v4, [s1 - 512]"
-    store = Op("vst.s", None, ("x",), addr=Addr("s2", 4, 0), tail=", 2")
-    assert store.assembly(None, ["v5"], 4) == "vst.s v5, [s2 + 4], 2"
+    store = Op("vst.s", None, ("x", "2"), addr=Addr("s2", 4, 0))
+    assert store.assembly(None, ["v5", "2"], 4) == "vst.s v5, [s2 + 4], 2"

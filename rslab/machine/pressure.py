@@ -4,7 +4,8 @@ For one loop of a traced run, over its iterations after a warm-up (the last one 
 as :meth:`~rslab.machine.trace.Trace.steady_state` does): cycles per iteration and, when the
 ``loop`` line says how many iterations of the source loop one pass holds (``# U source
 iterations per pass``, as ``rslab pipeline`` writes it), per source iteration; each unit's
-booked cycles per iteration (an SFU push books 1 + ``sfu_hold``) and utilisation (booked
+booked cycles per iteration (an SFU push books 1 + ``sfu_hold``, a load or store with a
+k-way bank conflict k) and utilisation (booked
 over units × cycles); the binding unit; the resource pressure of each op; and each op's
 average wait: the stall cycles before its bundle issued, their main cause and the op it
 waited for (:mod:`rslab.machine.waits`). What binds is the saturated unit if there is
@@ -17,7 +18,8 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from rslab.machine.isa import SFU_OPS
+from rslab.machine.isa import SFU_OPS, SPECS
+from rslab.machine.memory import port_cycles
 from rslab.machine.waits import links
 
 SOURCE_ITERATIONS = re.compile(r"#.*?(\d+) source iterations? per pass")
@@ -31,8 +33,15 @@ def source_per_pass(run, pc: int) -> int:
     return int(m.group(1)) if m else 1
 
 
-def _booked(name: str, config) -> int:
-    return 1 + config.sfu_hold if name in SFU_OPS else 1
+def unit_cycles(op, config) -> int:
+    """Cycles the assembled ``op`` books its unit: 1 + ``sfu_hold`` for an SFU push, the
+    bank-conflict degree for a vector load or store (the simulator's port booking), else 1."""
+    if op.name in SFU_OPS:
+        return 1 + config.sfu_hold
+    if SPECS[op.name].slot in ("ld", "st"):
+        stride = op.operands[2][1] if op.name in ("vld.s", "vst.s") else None
+        return port_cycles(stride, config.lanes, config.vmem_banks)
+    return 1
 
 
 def loop_pressure(run, index: int, warmup: int = 2) -> dict:
@@ -74,9 +83,9 @@ def loop_pressure(run, index: int, warmup: int = 2) -> dict:
         if e.kind != "bundle":
             continue
         w = waits.get(pc, {"stall": 0, "causes": Counter(), "on": Counter()})
-        for info in trace.op_infos[pc]:
-            text, slot, name = info[0], info[1], info[3]
-            cycles_booked = _booked(name, config) if slot else 0
+        for info, op in zip(trace.op_infos[pc], e.ops, strict=True):
+            text, slot = info[0], info[1]
+            cycles_booked = unit_cycles(op, config) if slot else 0
             if slot:
                 booked[slot] += cycles_booked
             op_rows.append({

@@ -47,8 +47,8 @@ class Op:
 
     ``dst`` names the value defined (``@name`` for an SFU push's FIFO token);
     ``srcs`` are value names, :class:`Use`, or live-in text; ``addr`` is the
-    memory operand of ``vld``/``vst``; ``name`` labels the op (default: dst);
-    ``tail`` is extra text appended after the operands (e.g. a stride).
+    memory operand of ``vld``/``vst`` (a strided one's lane stride is its last source);
+    ``name`` labels the op (default: dst).
     """
 
     opcode: str
@@ -56,7 +56,6 @@ class Op:
     srcs: tuple = ()
     addr: Addr | None = None
     name: str = ""
-    tail: str = ""
 
     @property
     def label(self) -> str:
@@ -81,7 +80,7 @@ class Op:
             stored = self.opcode.startswith(("vst", "sst"))  # the stored value comes first
             parts = (list(srcs[:1]) + [mem] + list(srcs[1:]) if stored
                      else dst_part + [mem] + list(srcs))
-        return self.opcode + (" " + ", ".join(parts) if parts else "") + self.tail
+        return self.opcode + (" " + ", ".join(parts) if parts else "")
 
     def register_srcs(self) -> list:
         """The sources that name registers or values (FIFO tokens left out)."""
@@ -116,7 +115,7 @@ class Graph:
         return slot_of(self.ops[i].opcode)
 
     def latency(self, i: int) -> int:
-        return self.model.op_latency(self.ops[i].opcode)
+        return self.model.op_latency(self.ops[i])
 
     def labels(self) -> list:
         return [op.label for op in self.ops]
@@ -179,7 +178,7 @@ def _flow_edges(ops, producers, model, rotating) -> tuple[list, list]:
                 fifo_pairs.append((p, i))
             elif op.is_pop:
                 raise ValueError(f"body[{i}]: vpop must read an @fifo token")
-            edges.append(Edge(p, i, model.op_latency(producer.opcode), d, "flow"))
+            edges.append(Edge(p, i, model.op_latency(producer), d, "flow"))
             if d >= 1 and p != i and producer.dst not in rotating:
                 # the next definition must not overwrite the value before this read
                 edges.append(Edge(i, p, 0, d - 1, "anti"))

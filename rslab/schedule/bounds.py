@@ -44,7 +44,7 @@ def res_mii(graph: Graph, reserve_scalar: int = 0):
     usage = {slot: 0 for slot in graph.model.units}
     usage["scalar"] = usage.get("scalar", 0) + reserve_scalar
     for op in graph.ops:
-        usage[slot_of(op.opcode)] += graph.model.op_busy(op.opcode)
+        usage[slot_of(op.opcode)] += graph.model.op_busy(op)
     per = {slot: math.ceil(usage[slot] / graph.model.units[slot]) for slot in usage}
     pushes = len(graph.fifo_pairs)
     held = graph.model.latency["sfu"] + graph.model.latency["pop"]  # push until the entry frees

@@ -120,7 +120,7 @@ class _Program:
         for i, op in enumerate(self.g.ops):
             slot = slot_of(op.opcode)
             for row in range(ii):
-                booked = [(slot, (row + c) % ii) for c in range(m.op_busy(op.opcode))]
+                booked = [(slot, (row + c) % ii) for c in range(m.op_busy(op))]
                 if op.is_pop:
                     booked.append(("pop", row))
                 for key in booked:

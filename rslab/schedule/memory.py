@@ -119,7 +119,7 @@ def _unknown(ops, a: _Access, b: _Access, bases) -> UnknownAlias:
 
 def _edge(ops, model: SlotModel, src: _Access, dst: _Access, distance: int) -> tuple:
     if src.store and not dst.store:
-        return (src.index, dst.index, model.op_latency(ops[src.index].opcode), distance,
+        return (src.index, dst.index, model.op_latency(ops[src.index]), distance,
                 "memory flow")
     return src.index, dst.index, 1, distance, "memory output" if src.store else "memory anti"
 

@@ -78,7 +78,7 @@ def _mrt_of(graph, times, ii):
     table = {slot: [[] for _ in range(ii)] for slot in graph.model.units}
     for k, t in enumerate(times):
         op = graph.ops[k]
-        for c in range(graph.model.op_busy(op.opcode)):
+        for c in range(graph.model.op_busy(op)):
             table[slot_of(op.opcode)][(t + c) % ii].append(op.label)
     return table
 
@@ -158,7 +158,7 @@ class _IMS:
     def _usage(self, k, t):
         op = self.g.ops[k]
         slot = slot_of(op.opcode)
-        rows = [(slot, (t + c) % self.ii) for c in range(self.g.model.op_busy(op.opcode))]
+        rows = [(slot, (t + c) % self.ii) for c in range(self.g.model.op_busy(op))]
         if op.is_pop:
             rows.append(("pop", t % self.ii))
         return rows
