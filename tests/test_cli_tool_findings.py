@@ -90,15 +90,22 @@ def test_sweep_and_search_declare_the_run_options_once():
             assert text.count(f"  {option}") == 1, (command, option)
 
 
-def test_pointer_increments_are_in_the_bound_and_exact_finds_the_schedule(files):
-    proc = rslab("pipeline", files / "unpack.s", "--exact", "--json")
+def test_pointer_increments_take_a_slot_per_kernel_pass_and_exact_finds_the_schedule(files):
+    """Two bases advance once per pass: at II 1 (a load, an unpack, a store) the kernel
+    unrolls twice, one increment in the free scalar slot of each block."""
+    proc = rslab("pipeline", files / "unpack.s", "-o", files / "unpack_out.s", "--exact",
+                 "--json")
     assert proc.returncode == 0, proc.stderr
     rep = json.loads(proc.stdout)
-    assert (rep["res_mii"], rep["res_binding"], rep["mii"], rep["ii"]) == (2, "scalar", 2, 2)
-    assert rep["usage"]["scalar"] == 2 and rep["exact"][0]["status"] == "found"
-    assert "tables" not in rep and {"slot": "scalar", "row": 1, "op": "sadd s1 (pointer)"} in \
-        rep["reserved"]
+    assert (rep["res_mii"], rep["mii"], rep["ii"], rep["pointer_increments"]) == (1, 1, 1, 2)
+    assert rep["usage"]["scalar"] == 0 and rep["exact"][0]["status"] == "found"
+    assert rep["unroll"] % 2 == 0 and "tables" not in rep
+    assert rep["reserved"] == [{"slot": "scalar", "row": 0, "op": (
+        f"sadd s1 (pointer, block {rep['unroll'] - 1} of {rep['unroll']}), "
+        f"sadd s2 (pointer, block {rep['unroll'] - 2} of {rep['unroll']})")}]
     assert {(o["op"], o["slot"], o["stage"]) for o in rep["schedule"]} >= {("x", "ld", 0)}
+    sim = json.loads(rslab("sim", files / "unpack_out.s", "--json").stdout)
+    assert sim["loops"][0]["cycles_per_source_iter"] == 1
 
 
 def test_pipeline_pipes_into_sim(files):
@@ -106,7 +113,7 @@ def test_pipeline_pipes_into_sim(files):
                           f"{sys.executable} -m rslab sim - --json", shell=True,
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
-    assert json.loads(proc.stdout)["cycles"] > 0 and "ResMII 2" in proc.stderr
+    assert json.loads(proc.stdout)["cycles"] > 0 and "ResMII 1" in proc.stderr
 
 
 def test_run_sampler_refuses_what_the_reference_refuses():

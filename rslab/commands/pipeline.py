@@ -11,8 +11,9 @@ lines hold the assembly around the loop; ``iterations N`` the trip count;
 ``--example dot_bf16_body`` are the packaged bodies (``rslab/examples``); see the
 pipelining chapter.
 
-Prints ResMII with the binding resource (one scalar slot per iteration counted for
-each strided base's pointer increment; the hardware loop itself issues nothing), the
+Prints ResMII with the binding resource (each strided base's pointer increment takes a
+scalar slot once per kernel pass, so the body's scalar ops must leave one slot free; the
+hardware loop itself issues nothing), the
 memory dependences the schedule keeps (store → load, load → store, store → store, each
 with its iteration distance: the format's Memory rule below), RecMII with its critical
 recurrence, the schedule found (iterative modulo scheduling;
@@ -95,8 +96,8 @@ def _located(body, label: str, message: str) -> str:
 
 def _loop_code(body, model, config, exact, max_stages, n):
     """(bounds, heuristic, chosen schedule, exact answers, expansion or None for 0 trips)."""
-    from rslab.kernels.loops.emit import strided_bases
     from rslab.schedule import analyse, build_graph, expand
+    from rslab.schedule.body import strided_bases
     from rslab.schedule.memory import check_addresses
 
     reserve = len(strided_bases(body.ops))
@@ -117,6 +118,7 @@ def pipeline_text(text: str, label: str = "<stdin>", pairs=(), iterations=None, 
     ``label``), with the program. Every error is one ``ValueError`` ``label:LINE: ...``."""
     from rslab.machine.overrides import apply_overrides
     from rslab.schedule import SlotModel, slot_of
+    from rslab.schedule.body import strided_bases
     from rslab.schedule.bodytext import MAX_ITERATIONS, BodyError, parse_body
     from rslab.schedule.tables import mrt_text, stage_text
 
@@ -138,15 +140,17 @@ def pipeline_text(text: str, label: str = "<stdin>", pairs=(), iterations=None, 
                                                            max_stages, n)
     except ValueError as exc:
         raise ValueError(_located(body, label, str(exc))) from None
-    bases = sorted(exp.pointer_step) if exp else []
-    reserved = {("scalar", chosen.ii - 1 - j): f"sadd {b} (pointer)" for j, b in enumerate(bases)}
+    reserved = {}
+    for b, (block, row) in sorted((exp.increments if exp else {}).items()):
+        note = f"sadd {b} (pointer" + (f", block {block} of {exp.unroll})" if exp.unroll > 1
+                                       else ")")
+        reserved[("scalar", row)] = ", ".join(filter(None, [reserved.get(("scalar", row)), note]))
     program = "\n".join(body.before) + ("\n" if body.before else "") \
         + (exp.text if exp else "") \
         + "\n".join(body.after + ["halt"]) + "\n"
     return {"file": label, "ops": len(body.ops), "res_mii": bounds.res_mii,
             "res_binding": bounds.res_binding, "usage": bounds.usage,
-            "units": dict(model.units), "pointer_increments": len(bases) or
-            len({op.addr.base for op in body.ops if op.addr is not None and op.addr.stride}),
+            "units": dict(model.units), "pointer_increments": len(strided_bases(body.ops)),
             "memory": _memory_order(chosen.graph),
             "rec_mii": bounds.rec_mii, "critical_circuit": list(bounds.critical_circuit),
             "mii": bounds.mii, "binding": bounds.binding, "heuristic_ii": heuristic.ii,
@@ -190,7 +194,7 @@ def print_report(rep: dict, wrote: str | None, out=None) -> None:
     circuit = " → ".join(rep["critical_circuit"] + rep["critical_circuit"][:1]) or "none"
     usage = ", ".join(f"{k} {v}/{rep['units'][k]}" for k, v in rep["usage"].items() if v)
     say(f"{rep['file']}: {rep['ops']} ops per iteration, {rep['pointer_increments']} pointer "
-        "increment(s) (sadd, scalar slot) per iteration; the hardware loop issues nothing")
+        "increment(s) (sadd, scalar slot) per kernel pass; the hardware loop issues nothing")
     say(f"ResMII {rep['res_mii']} (binding: {rep['res_binding']}; cycles booked per "
         f"iteration / units: {usage})")
     order = "; ".join(f"{m['from']} → {m['to']} ({m['kind']}, {m['distance']} iteration(s) "

@@ -229,6 +229,11 @@ def build_graph(body, model: SlotModel | None = None, rotating=(),
     return Graph(ops, edges, model, producers, fifo_pairs, rotating)
 
 
+def strided_bases(body) -> list:
+    """The base registers of the body's strided memory operands (each advances per pass)."""
+    return sorted({op.addr.base for op in body if op.addr is not None and op.addr.stride})
+
+
 def closure_of_consumers(body, names) -> set:
     """The labels of ops that (transitively, within an iteration) read values of ``names``."""
     dropped = set(names)

@@ -38,14 +38,27 @@ class Bounds:
         return self.res_binding
 
 
+def increment_slots(graph: Graph, ii: int, bases: int) -> int:
+    """The scalar slots kept free in each II for the pointer increments of ``bases`` strided
+    bases (one increment per kernel pass each): one per row from row II − 1 up, as many as
+    the bases and the scalar slots the body leaves free allow. A pass of U blocks holds U
+    times as many, and the kernel unrolls until its passes hold every increment."""
+    if not bases:
+        return 0
+    free = ii * graph.model.units["scalar"] - sum(
+        graph.model.op_busy(op) for op in graph.ops if slot_of(op.opcode) == "scalar")
+    return max(0, min(bases, ii, free))
+
+
 def res_mii(graph: Graph, reserve_scalar: int = 0):
-    """(ResMII, binding resource, usage per resource) counting the SFU hold, the FIFO and
-    ``reserve_scalar`` scalar slots per iteration (the loop's pointer increments)."""
+    """(ResMII, binding resource, usage per resource) counting the SFU hold, a load or store's
+    bank conflicts, the FIFO and, for a loop of ``reserve_scalar`` strided bases, one scalar
+    slot the ops leave free (the bases advance once per kernel pass, however unrolled)."""
     usage = {slot: 0 for slot in graph.model.units}
-    usage["scalar"] = usage.get("scalar", 0) + reserve_scalar
     for op in graph.ops:
         usage[slot_of(op.opcode)] += graph.model.op_busy(op)
-    per = {slot: math.ceil(usage[slot] / graph.model.units[slot]) for slot in usage}
+    per = {slot: math.ceil((usage[slot] + (slot == "scalar" and reserve_scalar > 0))
+                           / graph.model.units[slot]) for slot in usage}
     pushes = len(graph.fifo_pairs)
     held = graph.model.latency["sfu"] + graph.model.latency["pop"]  # push until the entry frees
     fifo = math.ceil(pushes * held / graph.model.fifo_depth)

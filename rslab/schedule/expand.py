@@ -18,7 +18,7 @@ import math
 from dataclasses import dataclass, field
 
 from rslab.machine.isa import SPECS
-from rslab.schedule.body import closure_of_consumers, src_use
+from rslab.schedule.body import closure_of_consumers, src_use, strided_bases
 from rslab.schedule.model import slot_of
 from rslab.schedule.modulo import Schedule
 
@@ -42,6 +42,7 @@ class Expansion:
     bundles: list
     pointer_step: dict  # base register -> bytes it advances per kernel pass
     initial: dict = field(default_factory=dict)  # rotating value -> register of iteration −1
+    increments: dict = field(default_factory=dict)  # base -> (block of a pass, row) of its sadd
 
     @property
     def text(self) -> str:
@@ -167,8 +168,9 @@ def expand(schedule: Schedule, iterations: int, *, registers, carried_registers=
     The kernel is unrolled U = max copies times and repeated with a
     zero-overhead ``loop``; iterations that do not fill whole kernel passes
     are emitted as straight-line code. Each memory base register advances once
-    per kernel pass in the last bundles (the scalar slots reserved by
-    :func:`modulo_schedule` ``reserve_scalar``) when ``pointers_advance``.
+    per kernel pass when ``pointers_advance``, in the scalar slots the schedule keeps
+    free (:attr:`Schedule.reserved_scalar`, the last rows of the last blocks of the
+    pass: the kernel unrolls until its passes hold every base's increment).
     ``gates`` maps an iteration to an op (e.g. ``dmawait 6``) issued before any op of
     it: the loop waits for data arriving in chunks without draining the pipeline (the
     blocks where a gate waits are straight-line code, the loop resumes after them).
@@ -193,14 +195,17 @@ def expand(schedule: Schedule, iterations: int, *, registers, carried_registers=
     if bad:
         raise ValueError(f"history: {bad} must be rotating values with a carried register")
     copies = register_copies(schedule)
+    bases = len(strided_bases(g.ops)) if pointers_advance else 0
+    if bases and not schedule.reserved_scalar:
+        raise ValueError("pointers: the schedule keeps no scalar slot for the pointer "
+                         "increments (modulo_schedule's reserve_scalar)")
     unroll = max([copies[v] for v in copies if v not in carried]
-                 + [1 + len(r) for r in history.values()] + [1])
+                 + [1 + len(r) for r in history.values()] + [1]
+                 + [-(-bases // max(schedule.reserved_scalar, 1))])
     entry = {v: [carried_registers[v], *history.get(v, [])] for v in g.rotating
              if v in carried_registers}
     regs = allocate_registers(schedule, unroll, registers, carried_registers, carried, entry)
     emitter = _Emitter(schedule, iterations, unroll, regs, last_drop, gates)
-    if emitter.passes and pointers_advance and len(emitter.bases) > schedule.ii:
-        raise ValueError("more memory bases than scalar slots in the kernel")
     if emitter.passes and not pointers_advance and emitter.bases:
         raise ValueError("pointers_advance=False needs a loop without strided memory operands")
     dropped = sorted(v for v in entry if g.ops[g.producers[v]].label in last_drop)
@@ -210,7 +215,8 @@ def expand(schedule: Schedule, iterations: int, *, registers, carried_registers=
     emitter.entry = {v: r[0] for v, r in entry.items()}
     initial = {v: entry[v][0] if v in entry else regs[v][-1 % len(regs[v])] for v in g.rotating}
     return Expansion(schedule, iterations, unroll, emitter.passes, regs, emitter.bundles(),
-                     {b: emitter.step[b] * emitter.passes for b in emitter.bases}, initial)
+                     {b: emitter.step[b] * emitter.passes for b in emitter.bases}, initial,
+                     emitter.inc_at if emitter.passes else {})
 
 
 class _Emitter:
@@ -227,8 +233,7 @@ class _Emitter:
         self.unroll, self.regs, self.last_drop = unroll, regs, last_drop
         self.sc = schedule.stage_count
         self.gates = dict(gates or {})
-        self.bases = sorted({op.addr.base for op in g.ops
-                             if op.addr is not None and op.addr.stride})
+        self.bases = strided_bases(g.ops)
         self.full = iterations - 1 if last_drop else iterations
         self.stretches = self._stretches()
         self.passes = sum(p for _, p in self.stretches)
@@ -239,7 +244,9 @@ class _Emitter:
                 if stride != op.addr.stride:
                     raise ValueError(f"memory: base {op.addr.base} is used with strides "
                                      f"{stride} and {op.addr.stride}; it advances by one")
-        self.inc_rows = {b: ii - 1 - j for j, b in enumerate(self.bases)}
+        per = max(schedule.reserved_scalar, 1)
+        self.inc_at = {b: (unroll - 1 - j // per, ii - 1 - j % per)
+                       for j, b in enumerate(self.bases)}  # base -> (block of the pass, row)
         self.entry = {}  # rotating value -> the caller's register it enters and leaves by
         self.life = schedule.lifetimes()
         self.at = {}  # straight-line block -> index of its first bundle in the code
@@ -264,20 +271,21 @@ class _Emitter:
         copies = self.regs[self.g.ops[p].dst]
         return copies[(it - d) % len(copies)]
 
-    def op_text(self, k, it, row, moved, last_block):
+    def op_text(self, k, it, row, moved, in_pass):
         op, regs = self.g.ops[k], self.regs
         srcs = [self.operand(k, s, it) for s in op.register_srcs()]
         dst = None if op.dst is None or op.is_push else regs[op.dst][it % len(regs[op.dst])]
         imm = None
         if op.addr is not None:
             a = op.addr
-            ahead = self.unroll if a.stride and last_block and row > self.inc_rows[a.base] else 0
+            ahead = self.unroll if a.stride and in_pass is not None \
+                and (in_pass, row) > self.inc_at[a.base] else 0
             imm = a.offset + (it - (moved + ahead if a.stride else 0)) * a.stride
         return op.assembly(dst, srcs, imm)
 
-    def block_bundles(self, block, moved, last_block=False):
-        """One block's bundles; ``moved``: iterations the bases have advanced by; in the last
-        block of a pass (``last_block``) the bases advance in their reserved rows."""
+    def block_bundles(self, block, moved, in_pass=None):
+        """One block's bundles; ``moved``: iterations the bases have advanced by; in block
+        ``in_pass`` of a kernel pass the bases advance in their reserved rows."""
         out = []
         for row in range(self.ii):
             bundle = []
@@ -288,10 +296,10 @@ class _Emitter:
                     continue
                 if it == self.n - 1 and self.g.ops[k].label in self.last_drop:
                     continue
-                bundle.append(self.op_text(k, it, row, moved, last_block))
-            if last_block:
-                bundle += [f"sadd {b}, {b}, {self.step[b]}" for b, r in self.inc_rows.items()
-                           if r == row]
+                bundle.append(self.op_text(k, it, row, moved, in_pass))
+            if in_pass is not None:
+                bundle += [f"sadd {b}, {b}, {self.step[b]}" for b, at in self.inc_at.items()
+                           if at == (in_pass, row)]
             out.append(bundle)
         return out
 
@@ -317,7 +325,7 @@ class _Emitter:
                 self.straight(out, b, moved)
             out.append(("loop", passes))
             for b in range(first, first + self.unroll):
-                out += self.block_bundles(b, moved, last_block=b == first + self.unroll - 1)
+                out += self.block_bundles(b, moved, in_pass=b - first)
             out.append(("endloop",))
             moved += passes * self.unroll
             block = first + passes * self.unroll

@@ -13,7 +13,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rslab.schedule.body import Graph, build_graph
-from rslab.schedule.bounds import Bounds, analyse, elementary_circuits
+from rslab.schedule.bounds import (
+    Bounds,
+    analyse,
+    elementary_circuits,
+    increment_slots,
+    res_mii,
+)
 from rslab.schedule.model import SlotModel, slot_of
 
 
@@ -26,6 +32,7 @@ class Schedule:
     times: list
     bounds: Bounds
     attempts: dict  # II tried -> "ok" or the reason it failed
+    reserved_scalar: int = 0  # scalar slots kept free per II (rows II−1, II−2, …): pointers
 
     @property
     def stages(self) -> list:
@@ -342,8 +349,10 @@ def modulo_schedule(body_or_graph, model: SlotModel | None = None, *, max_ii: in
     """The smallest-II modulo schedule found by iterative modulo scheduling.
 
     ``max_stages`` bounds the stage count (the iterations a register group can
-    hold in flight); ``reserve_scalar`` keeps that many scalar slots free in
-    the last rows for the loop's pointer increments; ``min_ii`` starts the search
+    hold in flight); ``reserve_scalar`` (the loop's strided bases) keeps scalar slots free in
+    the last rows for the loop's pointer increments (``increment_slots``: fewer when
+    the body's scalar ops leave fewer free, the kernel then unrolls further); ``min_ii``
+    starts the search
     above MII (a caller whose registers did not fit at a smaller II).
     """
     graph = body_or_graph if isinstance(body_or_graph, Graph) else build_graph(
@@ -355,11 +364,15 @@ def modulo_schedule(body_or_graph, model: SlotModel | None = None, *, max_ii: in
     if isinstance(min_ii, bool) or not isinstance(min_ii, int) or min_ii < 1:
         raise ValueError(f"min_ii must be a positive int, got {min_ii!r}")
     bounds = analyse(graph)
-    start = max(bounds.mii, reserve_scalar, min_ii)
+    start = max(bounds.mii, res_mii(graph, reserve_scalar)[0], min_ii)
     max_ii = max_ii or start + sum(graph.latency(i) for i in range(graph.n)) + 1
     attempts = {}
     for ii in range(start, max_ii + 1):
-        reserved = {"scalar": {ii - 1 - j: 1 for j in range(reserve_scalar)}}
+        slots = increment_slots(graph, ii, reserve_scalar)
+        if reserve_scalar and not slots:
+            attempts[ii] = "no scalar slot left for the pointer increments"
+            continue
+        reserved = {"scalar": {ii - 1 - j: 1 for j in range(slots)}}
         try:
             times = _normalise(_schedule_at(graph, ii, reserved, budget_ratio * graph.n), ii)
         except _Infeasible as exc:
@@ -369,14 +382,15 @@ def modulo_schedule(body_or_graph, model: SlotModel | None = None, *, max_ii: in
             attempts[ii] = f"{max(times) // ii + 1} stages > max_stages {max_stages}"
             continue
         attempts[ii] = "ok"
-        schedule = Schedule(graph, ii, times, bounds, attempts)
-        check_schedule(schedule, reserve_scalar=reserve_scalar)
+        schedule = Schedule(graph, ii, times, bounds, attempts, slots)
+        check_schedule(schedule)
         return schedule
     raise ValueError(f"no modulo schedule up to II = {max_ii}: {attempts}")
 
 
-def check_schedule(schedule: Schedule, *, reserve_scalar: int = 0) -> None:
-    """Raise ValueError unless every dependence, slot, FIFO order and depth constraint holds."""
+def check_schedule(schedule: Schedule) -> None:
+    """Raise ValueError unless every dependence, slot (less the reserved scalar slots), FIFO
+    order and depth constraint holds."""
     g, ii, times = schedule.graph, schedule.ii, schedule.times
     for e in g.edges:
         if times[e.dst] < times[e.src] + e.latency - e.distance * ii:
@@ -384,7 +398,7 @@ def check_schedule(schedule: Schedule, *, reserve_scalar: int = 0) -> None:
                              f"{g.ops[e.dst].label}")
     for slot, rows in schedule.mrt().items():
         for r, row in enumerate(rows):
-            extra = 1 if slot == "scalar" and r >= ii - reserve_scalar else 0
+            extra = 1 if slot == "scalar" and r >= ii - schedule.reserved_scalar else 0
             if len(row) + extra > g.model.units[slot]:
                 raise ValueError(f"schedule overbooks {slot} in row {r}: {row}")
     pops = [times[q] % ii for _, q in g.fifo_pairs]
