@@ -94,21 +94,42 @@ def _located(body, label: str, message: str) -> str:
     return f"{label}:{body.lines[0]}: {message}"
 
 
+def _graphs(body, model, memory):
+    """The dependence graphs worth scheduling: carried values in one register each where one
+    register can hold them (renamed when read d > 1 back or after their new value is made),
+    and, if that differs, every carried value renamed (no anti-dependence)."""
+    from rslab.schedule import build_graph
+    from rslab.schedule.body import renamed_values
+
+    far = {v for v, d in body.distances().items() if d > 1}
+    least = renamed_values(body.ops, model, far, memory)
+    plans = [least] + ([frozenset(body.carried)] if least != set(body.carried) else [])
+    return [build_graph(body.ops, model, rotating=r, memory=memory) for r in plans]
+
+
 def _loop_code(body, model, config, exact, max_stages, n):
-    """(bounds, heuristic, chosen schedule, exact answers, expansion or None for 0 trips)."""
-    from rslab.schedule import analyse, build_graph, expand
+    """(bounds, heuristic, chosen schedule, exact answers, expansion or None for 0 trips): of
+    the graphs of :func:`_graphs`, the one whose schedule has the smaller II (the first on a
+    tie)."""
+    from rslab.schedule import analyse, expand
     from rslab.schedule.body import strided_bases
     from rslab.schedule.memory import check_addresses
 
     reserve = len(strided_bases(body.ops))
-    far = {v for v, d in body.distances().items() if d > 1}  # renamed: modulo expansion
     memory = body.memory(n, config)
     check_addresses(body.ops, memory)
-    graph = build_graph(body.ops, model, rotating=far, memory=memory)
-    bounds = analyse(graph, reserve_scalar=reserve)
-    heuristic, chosen, tried = _schedule(graph, exact, max_stages, reserve)
+    best = None
+    for graph in _graphs(body, model, memory):
+        if best is not None and analyse(graph, reserve_scalar=reserve).mii >= best[1].ii:
+            continue
+        found = _schedule(graph, exact, max_stages, reserve)
+        if best is None or found[1].ii < best[1].ii:
+            best = found
+    heuristic, chosen, tried = best
+    bounds = analyse(chosen.graph, reserve_scalar=reserve)
+    renamed = chosen.graph.rotating
     exp = expand(chosen, n, registers=list(body.pool), carried_registers=body.carried,
-                 history={v: body.history[v][1:] for v in far}) if n else None
+                 history={v: body.history[v][1:] for v in renamed}) if n else None
     return bounds, heuristic, chosen, tried, exp
 
 

@@ -229,6 +229,39 @@ def build_graph(body, model: SlotModel | None = None, rotating=(),
     return Graph(ops, edges, model, producers, fifo_pairs, rotating)
 
 
+def renamed_values(body, model: SlotModel | None = None, rotating=(),
+                   memory: Memory | None = None) -> frozenset:
+    """``rotating`` and every carried value that one register cannot hold: one whose previous
+    iteration's value is read after its new value is made (``d = vsub m[-1], m``). Pinned,
+    its anti-dependence closes a circuit of zero iterations; renamed, it has none."""
+    rotating = frozenset(rotating)
+    while True:
+        graph = build_graph(body, model, rotating, memory)
+        now = graph.edges
+        within = {e.src: [] for e in now}
+        for e in now:
+            if e.distance == 0:
+                within.setdefault(e.src, []).append(e.dst)
+        stuck = {graph.ops[e.dst].dst for e in now if e.kind == "anti" and e.distance == 0
+                 and _reaches(within, e.dst, e.src)}
+        if not stuck:
+            return rotating
+        rotating |= stuck
+
+
+def _reaches(succ: dict, a: int, b: int) -> bool:
+    """Whether a path of ``succ`` leads from ``a`` to ``b``."""
+    seen, todo = {a}, [a]
+    while todo:
+        for x in succ.get(todo.pop(), ()):
+            if x == b:
+                return True
+            if x not in seen:
+                seen.add(x)
+                todo.append(x)
+    return False
+
+
 def strided_bases(body) -> list:
     """The base registers of the body's strided memory operands (each advances per pass)."""
     return sorted({op.addr.base for op in body if op.addr is not None and op.addr.stride})

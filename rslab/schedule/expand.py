@@ -80,7 +80,7 @@ def register_copies(schedule: Schedule) -> dict:
 
 
 def allocate_registers(schedule: Schedule, unroll: int, registers, carried_registers: dict,
-                       carried=(), entry=None) -> dict:
+                       carried=(), entry=None, exclusive=()) -> dict:
     """value -> one register per kernel copy (iteration mod ``unroll``), shared where possible.
 
     Each instance occupies its register from the issue of its definition to the
@@ -90,7 +90,9 @@ def allocate_registers(schedule: Schedule, unroll: int, registers, carried_regis
     of the value's kind (a scalar register for an op that writes one, such as
     ``vred.add``; a vector register otherwise). A rotating value
     in ``entry`` has its last copy (the one iteration −1 would use) in its entry
-    register, so the first iteration reads the caller's value there.
+    register, so the first iteration reads the caller's value there. The copies of an
+    ``exclusive`` value share their registers with no other value (they still hold its last
+    iterations when the loop's code ends).
     """
     entry = {v: [r] if isinstance(r, str) else list(r) for v, r in (entry or {}).items()}
     g, ii = schedule.graph, schedule.ii
@@ -102,7 +104,7 @@ def allocate_registers(schedule: Schedule, unroll: int, registers, carried_regis
             continue
         t = schedule.times[g.producers[v]]
         for j in range(unroll):
-            arcs.append(((t + j * ii) % period, max(span, 1), v, j))
+            arcs.append(((t + j * ii) % period, period if v in exclusive else max(span, 1), v, j))
     arcs.sort(key=lambda a: (a[0], -a[1], a[2], a[3]))
     pool = list(registers)
     taken = {r: [] for r in pool}
@@ -204,7 +206,9 @@ def expand(schedule: Schedule, iterations: int, *, registers, carried_registers=
                  + [-(-bases // max(schedule.reserved_scalar, 1))])
     entry = {v: [carried_registers[v], *history.get(v, [])] for v in g.rotating
              if v in carried_registers}
-    regs = allocate_registers(schedule, unroll, registers, carried_registers, carried, entry)
+    held = {v for v, r in entry.items() if len(r) > 1}  # handed back after the code
+    regs = allocate_registers(schedule, unroll, registers, carried_registers, carried, entry,
+                              exclusive=held)
     emitter = _Emitter(schedule, iterations, unroll, regs, last_drop, gates)
     if emitter.passes and not pointers_advance and emitter.bases:
         raise ValueError("pointers_advance=False needs a loop without strided memory operands")
@@ -212,11 +216,49 @@ def expand(schedule: Schedule, iterations: int, *, registers, carried_registers=
     if dropped:
         raise ValueError(f"last_drop: rotating values {dropped} must be defined in the last "
                          "iteration to leave the loop")
-    emitter.entry = {v: r[0] for v, r in entry.items()}
+    emitter.entry = {v: r[0] for v, r in entry.items() if v not in held}
+    emitter.history = {v: entry[v] for v in held}
+    emitter.temps = [r for r in registers if r not in {x for c in regs.values() for x in c}]
     initial = {v: entry[v][0] if v in entry else regs[v][-1 % len(regs[v])] for v in g.rotating}
     return Expansion(schedule, iterations, unroll, emitter.passes, regs, emitter.bundles(),
                      {b: emitter.step[b] * emitter.passes for b in emitter.bases}, initial,
                      emitter.inc_at if emitter.passes else {})
+
+
+def parallel_moves(moves: dict, opcode: str, width: int, temps) -> list:
+    """Bundles of at most ``width`` ``opcode`` moves that give every register ``dst`` of
+    ``moves`` (dst -> src) the value ``src`` held before the first bundle. A bundle reads
+    its registers before it writes them, so moves whose destinations no other move still
+    reads go first, and a cycle goes in one bundle if it fits, else through a free register
+    of ``temps`` (else by swaps, two moves a bundle)."""
+    todo = {d: s for d, s in moves.items() if d != s}
+    out = []
+    while todo:
+        read = set(todo.values())
+        free = [d for d in todo if d not in read]
+        if free:
+            group = free[:width]
+        elif len(todo) <= width:
+            group = list(todo)
+        elif temps:
+            d = next(iter(todo))
+            out.append([f"{opcode} {temps[0]}, {d}"])  # keep d's value, then d is free
+            todo = {x: temps[0] if s == d else s for x, s in todo.items()}
+            continue
+        elif width >= 2:
+            d = next(iter(todo))
+            s = todo[d]  # swap d and s: d is done, s now holds what d held
+            out.append([f"{opcode} {d}, {s}", f"{opcode} {s}, {d}"])
+            del todo[d]
+            todo = {x: y for x, y in ((x, s if y == d else y) for x, y in todo.items()) if x != y}
+            continue
+        else:
+            raise ValueError(f"registers: no free register to rotate {sorted(todo)} after "
+                             "the loop")
+        out.append([f"{opcode} {d}, {todo[d]}" for d in group])
+        for d in group:
+            del todo[d]
+    return out
 
 
 class _Emitter:
@@ -248,6 +290,8 @@ class _Emitter:
         self.inc_at = {b: (unroll - 1 - j // per, ii - 1 - j % per)
                        for j, b in enumerate(self.bases)}  # base -> (block of the pass, row)
         self.entry = {}  # rotating value -> the caller's register it enters and leaves by
+        self.history = {}  # rotating value -> the caller's registers of iterations −1, −2, …
+        self.temps = []  # pool registers no value of the loop uses
         self.life = schedule.lifetimes()
         self.at = {}  # straight-line block -> index of its first bundle in the code
 
@@ -335,7 +379,21 @@ class _Emitter:
             out.pop()
         for value, register in sorted(self.entry.items()):
             self.leave(out, value, register)
+        for value, registers in sorted(self.history.items()):
+            out += self.hand_back(value, registers)
         return out
+
+    def hand_back(self, value, registers) -> list:
+        """Bundles after the code that leave ``value``'s iterations −1, −2, … (counted from the
+        loop's end) in ``registers``, in that order: a parallel move from the copies that
+        hold them (the caller's own registers for iterations before the loop)."""
+        copies = self.regs[value]
+        moves = {r: copies[(self.n - 1 - j) % len(copies)] for j, r in enumerate(registers)}
+        kind = registers[0][0]
+        slot = "valu" if kind == "v" else "scalar"
+        temps = [r for r in self.temps if r[0] == kind]
+        return parallel_moves(moves, "vmov" if kind == "v" else "smov",
+                              self.g.model.units[slot], temps)
 
     def leave(self, out, value, register):
         """Copy the last iteration's ``value`` into ``register`` while that copy is live (from
