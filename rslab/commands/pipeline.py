@@ -52,6 +52,14 @@ def configure(p):
                         "and emit its smallest-II schedule")
     p.add_argument("--max-stages", type=positive_int, default=8, metavar="N",
                    help="stage bound of the integer program (default 8)")
+    p.add_argument("--ii", type=positive_int, metavar="N",
+                   help="schedule at this II only (an error says why none exists there)")
+    p.add_argument("--unroll", type=positive_int, default=1, metavar="K",
+                   help="schedule K source iterations as one (the last iterations mod K run "
+                        "op after op); removes the rounding of a bound like 2.5 cycles")
+    p.add_argument("--sweep", action="store_true",
+                   help="print the schedule's cycles per source iteration over IIs and "
+                        "unrolls (MII up, unroll 1, 2, 3, 4) instead of one program")
     p.add_argument("--config", type=assignment, nargs="+", action="extend", default=[],
                    metavar="KEY=VALUE",
                    help="machine changes after BODY.s, e.g. valu_slots=3 sfu_latency=20")
@@ -63,19 +71,6 @@ def _format_text() -> str:
     from rslab.schedule import bodytext
 
     return bodytext.__doc__.replace("``", "`").replace("::\n", "For example:\n")
-
-
-def _schedule(graph, exact: bool, max_stages: int, reserve: int):
-    """(heuristic schedule, the schedule to emit, the exact answers tried)."""
-    from rslab.schedule import modulo_schedule
-    from rslab.schedule.exact import smallest_exact
-
-    heuristic = modulo_schedule(graph, reserve_scalar=reserve)
-    if not exact:
-        return heuristic, heuristic, []
-    found, tried = smallest_exact(heuristic.graph, max_ii=heuristic.ii, max_stages=max_stages,
-                                  reserve_scalar=reserve)
-    return heuristic, (found.schedule if found is not None else heuristic), tried
 
 
 def _located(body, label: str, message: str) -> str:
@@ -94,60 +89,14 @@ def _located(body, label: str, message: str) -> str:
     return f"{label}:{body.lines[0]}: {message}"
 
 
-def _graphs(body, model, memory):
-    """The dependence graphs worth scheduling: carried values in one register each where one
-    register can hold them (renamed when read d > 1 back or after their new value is made),
-    and, if that differs, every carried value renamed (no anti-dependence)."""
-    from rslab.schedule import build_graph
-    from rslab.schedule.body import renamed_values
-
-    far = {v for v, d in body.distances().items() if d > 1}
-    least = renamed_values(body.ops, model, far, memory)
-    plans = [least] + ([frozenset(body.carried)] if least != set(body.carried) else [])
-    return [build_graph(body.ops, model, rotating=r, memory=memory) for r in plans]
-
-
-def _loop_code(body, model, config, exact, max_stages, n):
-    """(bounds, heuristic, chosen schedule, exact answers, expansion or None for 0 trips): of
-    the graphs of :func:`_graphs`, the one whose schedule has the smaller II (the first on a
-    tie)."""
-    from rslab.schedule import analyse, expand
-    from rslab.schedule.body import strided_bases
-    from rslab.schedule.memory import check_addresses
-
-    reserve = len(strided_bases(body.ops))
-    memory = body.memory(n, config)
-    check_addresses(body.ops, memory)
-    best = None
-    for graph in _graphs(body, model, memory):
-        if best is not None and analyse(graph, reserve_scalar=reserve).mii >= best[1].ii:
-            continue
-        found = _schedule(graph, exact, max_stages, reserve)
-        if best is None or found[1].ii < best[1].ii:
-            best = found
-    heuristic, chosen, tried = best
-    bounds = analyse(chosen.graph, reserve_scalar=reserve)
-    renamed = chosen.graph.rotating
-    exp = expand(chosen, n, registers=list(body.pool), carried_registers=body.carried,
-                 history={v: body.history[v][1:] for v in renamed}) if n else None
-    return bounds, heuristic, chosen, tried, exp
-
-
 def pipeline_text(text: str, label: str = "<stdin>", pairs=(), iterations=None, exact=False,
-                  max_stages=8) -> dict:
+                  max_stages=8, ii=None, unroll=1) -> dict:
     """Everything ``rslab pipeline`` reports for the loop body ``text`` (from the file
     ``label``), with the program. Every error is one ``ValueError`` ``label:LINE: ...``."""
-    from rslab.machine.overrides import apply_overrides
-    from rslab.schedule import SlotModel, slot_of
-    from rslab.schedule.body import strided_bases
     from rslab.schedule.bodytext import MAX_ITERATIONS, BodyError, parse_body
-    from rslab.schedule.tables import mrt_text, stage_text
+    from rslab.schedule.pipeliner import pipeline_body
 
-    try:
-        config = apply_overrides(pairs)
-        model = SlotModel.from_config(config)
-    except ValueError as exc:
-        raise ValueError(f"--config {exc}") from None
+    config, model = _machine(pairs)
     if iterations is not None and not 0 <= iterations <= MAX_ITERATIONS:
         raise ValueError(f"--iterations must be in 0 … {MAX_ITERATIONS:,}, got {iterations}")
     try:
@@ -157,35 +106,60 @@ def pipeline_text(text: str, label: str = "<stdin>", pairs=(), iterations=None, 
     n = iterations if iterations is not None else body.iterations
     n = 16 if n is None else n
     try:
-        bounds, heuristic, chosen, tried, exp = _loop_code(body, model, config, exact,
-                                                           max_stages, n)
+        done = pipeline_body(body, model, config, n, exact=exact, max_stages=max_stages, ii=ii,
+                             unroll=unroll)
     except ValueError as exc:
         raise ValueError(_located(body, label, str(exc))) from None
+    return _report(done, label, model)
+
+
+def _machine(pairs):
+    """(MachineConfig, SlotModel) of the ``--config`` changes."""
+    from rslab.machine.overrides import apply_overrides
+    from rslab.schedule import SlotModel
+
+    try:
+        config = apply_overrides(pairs)
+        return config, SlotModel.from_config(config)
+    except ValueError as exc:
+        raise ValueError(f"--config {exc}") from None
+
+
+def _report(done, label: str, model) -> dict:
+    """The report of a pipelined body (:func:`rslab.schedule.pipeliner.pipeline_body`)."""
+    from rslab.schedule import slot_of
+    from rslab.schedule.body import strided_bases
+    from rslab.schedule.tables import mrt_text, stage_text
+
+    plan = done.main
+    bounds, chosen, exp = plan.bounds, plan.schedule, plan.expansion
     reserved = {}
     for b, (block, row) in sorted((exp.increments if exp else {}).items()):
         note = f"sadd {b} (pointer" + (f", block {block} of {exp.unroll})" if exp.unroll > 1
                                        else ")")
         reserved[("scalar", row)] = ", ".join(filter(None, [reserved.get(("scalar", row)), note]))
-    program = "\n".join(body.before) + ("\n" if body.before else "") \
-        + (exp.text if exp else "") \
-        + "\n".join(body.after + ["halt"]) + "\n"
-    return {"file": label, "ops": len(body.ops), "res_mii": bounds.res_mii,
+    return {"file": label, "ops": len(done.body.ops), "res_mii": bounds.res_mii,
             "res_binding": bounds.res_binding, "usage": bounds.usage,
-            "units": dict(model.units), "pointer_increments": len(strided_bases(body.ops)),
+            "units": dict(model.units),
+            "pointer_increments": len(strided_bases(chosen.graph.ops)),
+            "base_copies": dict(plan.copies),
             "memory": _memory_order(chosen.graph),
             "rec_mii": bounds.rec_mii, "critical_circuit": list(bounds.critical_circuit),
-            "mii": bounds.mii, "binding": bounds.binding, "heuristic_ii": heuristic.ii,
+            "mii": bounds.mii, "binding": bounds.binding, "heuristic_ii": plan.heuristic.ii,
             "ii": chosen.ii, "stages": chosen.stage_count, "unroll": exp.unroll if exp else 1,
-            "iterations": n, "kernel_passes": exp.kernel_passes if exp else 0,
+            "body_unroll": done.unroll, "iterations": done.iterations,
+            "kernel_passes": exp.kernel_passes if exp else 0,
+            "renamed": sorted(chosen.graph.rotating), "registers_fitted": plan.fitted,
+            "remainder": done.loops[1].iterations if len(done.loops) > 1 else 0,
             "exact": [{"ii": r.ii, "status": r.status, "seconds": round(r.seconds, 2)}
-                      for r in tried],
+                      for r in plan.tried],
             "schedule": [{"op": op.label, "slot": slot_of(op.opcode), "cycle": t,
                           "stage": t // chosen.ii, "row": t % chosen.ii}
                          for op, t in zip(chosen.graph.ops, chosen.times, strict=True)],
             "reserved": [{"slot": slot, "row": row, "op": note}
                          for (slot, row), note in reserved.items()],
             "tables": mrt_text(chosen, reserved) + "\n\n" + stage_text(chosen),
-            "program": program}
+            "program": done.program}
 
 
 MEMORY_KINDS = {"memory flow": "store → load", "memory anti": "load → store",
@@ -201,10 +175,51 @@ def _memory_order(graph) -> list:
             for e in graph.edges if e.kind in MEMORY_KINDS]
 
 
-def pipeline_file(name: str, pairs=(), iterations=None, exact=False, max_stages=8) -> dict:
+def pipeline_file(name: str, pairs=(), iterations=None, exact=False, max_stages=8,
+                  **options) -> dict:
     """:func:`pipeline_text` of the body file ``name`` (``-``: standard input)."""
     label = "<stdin>" if name == "-" else name
-    return pipeline_text(read_source(name), label, pairs, iterations, exact, max_stages)
+    return pipeline_text(read_source(name), label, pairs, iterations, exact, max_stages,
+                         **options)
+
+
+def sweep_file(name: str, pairs=(), iterations=None) -> dict:
+    """``rslab pipeline --sweep``: :func:`rslab.schedule.pipeliner.sweep` of the body file
+    ``name``; errors as :func:`pipeline_text`'s."""
+    from rslab.schedule.bodytext import BodyError, parse_body
+    from rslab.schedule.pipeliner import sweep
+
+    label = "<stdin>" if name == "-" else name
+    config, model = _machine(pairs)
+    try:
+        body = parse_body(read_source(name), model, config)
+    except BodyError as exc:
+        raise ValueError(f"{label}:{exc.line}: {exc.message}: {exc.text.strip()!r}") from None
+    n = iterations if iterations is not None else (body.iterations or 16)
+    try:
+        return {"file": label, "iterations": n, "rows": sweep(body, model, config, n)}
+    except ValueError as exc:
+        raise ValueError(_located(body, label, str(exc))) from None
+
+
+def _print_sweep(rep: dict, as_json: bool) -> int:
+    if as_json:
+        print(json.dumps(rep, indent=2, allow_nan=False))
+        return 0
+    print(f"{rep['file']}: {rep['iterations']} iterations; per unroll k (source iterations "
+          "per scheduled iteration) and II: cycles per source iteration = II / k, and the "
+          "program's bundles if nothing stalls")
+    print(f"{'unroll':>6} {'II':>4} {'MII':>4} {'per src it':>10} {'stages':>6} "
+          f"{'program':>8}  note")
+    for r in rep["rows"]:
+        if r["status"] != "ok":
+            print(f"{r['unroll']:>6} {r['ii']:>4} {r['mii']:>4} {'-':>10} {'-':>6} {'-':>8}  "
+                  f"{r['status']}")
+            continue
+        print(f"{r['unroll']:>6} {r['ii']:>4} {r['mii']:>4} "
+              f"{r['cycles_per_source_iteration']:>10.3g} {r['stages']:>6} "
+              f"{r['program_cycles']:>8}  {r['registers_fitted']}")
+    return 0
 
 
 def print_report(rep: dict, wrote: str | None, out=None) -> None:
@@ -242,7 +257,14 @@ def print_report(rep: dict, wrote: str | None, out=None) -> None:
 
 def run(args) -> int:
     file = example_file(args.example) if args.example else args.file
-    rep = pipeline_file(file, args.config, args.iterations, args.exact, args.max_stages)
+    if args.output and args.output != "-" and file != "-" and Path(args.output).exists() \
+            and Path(args.output).resolve() == Path(file).resolve():
+        raise ValueError(f"--output {args.output}: is the body file itself: write the program "
+                         "to another file")
+    if args.sweep:
+        return _print_sweep(sweep_file(file, args.config, args.iterations), args.json)
+    rep = pipeline_file(file, args.config, args.iterations, args.exact, args.max_stages,
+                        ii=args.ii, unroll=args.unroll)
     if args.output and args.output != "-":
         try:
             Path(args.output).write_text(rep["program"])

@@ -128,10 +128,14 @@ class LoopBody:
         """The source line of the op labelled ``label``."""
         return self.lines[[op.label for op in self.ops].index(label)]
 
-    def strides(self) -> dict:
-        """base register -> the bytes it advances per iteration (the bases the loop moves)."""
-        return {op.addr.base: op.addr.stride for op in self.ops
-                if op.addr is not None and op.addr.stride}
+    def registers_read(self) -> set:
+        """The registers the ops read as values (not as a memory operand's base) and those
+        the after: lines read."""
+        out = {s for op in self.ops for s in op.register_srcs()
+               if isinstance(s, str) and _REG.match(s)}
+        for code in self.after:
+            out |= {f"{kind}{index}" for op in _around(code) for kind, index in reg_reads(op)}
+        return out
 
     def memory(self, iterations: int, machine: MachineConfig) -> Memory:
         """What the scheduler knows of the loop's memory: the trip count, the vector's bytes,
@@ -320,7 +324,6 @@ def parse_body(text: str, model: SlotModel | None = None,
             _check_operands(op, body.kinds, machine)
         except ValueError as exc:
             raise BodyError(n, raw, str(exc)) from None
-    _check_bases(body, op_lines)
     _check_around(body, machine)
     _check_registers(body, op_lines, machine, text)
     return body
@@ -365,23 +368,6 @@ def _values(op_lines: list, body: LoopBody, text: str) -> None:
         body.texts.append(raw)
     if not body.ops:
         raise BodyError(1, text.splitlines()[0] if text.strip() else "", "the body has no op")
-
-
-def _check_bases(body: LoopBody, op_lines: list) -> None:
-    """Every operand on one base has one stride, and no op reads a base the loop advances."""
-    strides = {}
-    for (n, raw, _), op in zip(op_lines, body.ops, strict=True):
-        if op.addr is not None and strides.setdefault(op.addr.base, op.addr.stride) \
-                != op.addr.stride:
-            raise BodyError(n, raw, f"{op.addr.base} advances by {strides[op.addr.base]} "
-                            f"bytes per iteration (an earlier operand's stride): every "
-                            f"operand on one base needs the same stride; give this one "
-                            f"another base register")
-    moved = body.strides()
-    for (n, raw, _), op in zip(op_lines, body.ops, strict=True):
-        for src in op.register_srcs():
-            if isinstance(src, str) and src in moved and src not in body.kinds:
-                raise BodyError(n, raw, _advanced(src, moved, "inside"))
 
 
 def _check_operands(op: Op, kinds: dict, machine: MachineConfig) -> None:
@@ -447,28 +433,33 @@ def _around(code: str) -> tuple:
 
 
 def _check_around(body: LoopBody, machine: MachineConfig) -> None:
-    """The before: and after: lines are bundles of the machine's assembly, and the after: lines
-    read no base register the loop advances (the emitted loop leaves it advanced, the body's
-    sequential meaning does not move it)."""
-    moved = body.strides()
+    """The before: and after: lines are bundles of the machine's assembly, each within the
+    machine's slots, on registers of the machine."""
     for head in ("before", "after"):
         for code, (n, raw) in zip(getattr(body, head), getattr(body, f"{head}_lines"),
                                   strict=True):
             try:
-                for op in _around(code):
+                ops = _around(code)
+                for op in ops:
                     regs = reg_reads(op) + ([reg_write(op)] if reg_write(op) else [])
                     for kind, index in regs:
                         _exists(f"{kind}{index}", machine)
-                        if head == "after" and kind == "s" and f"s{index}" in moved:
-                            raise ValueError(_advanced(f"s{index}", moved, "after"))
+                _within_slots(ops, machine)
             except ValueError as exc:
                 raise BodyError(n, raw, f"{head}: {exc}") from None
 
 
-def _advanced(base: str, strides: dict, where: str) -> str:
-    return (f"{base} is a base register the loop advances ({strides[base]} bytes per "
-            f"iteration), so its value {where} the loop is not the body's: read a copy made "
-            f"in a before: line (before: smov sN, {base})")
+def _within_slots(ops, machine: MachineConfig) -> None:
+    """The ops of one bundle fit the machine's slots (as the simulator counts them)."""
+    used = {}
+    for op in ops:
+        slot = SPECS[op.name].slot
+        if slot is None:
+            continue
+        used[slot] = used.get(slot, 0) + 1
+        if used[slot] > machine.slots[slot]:
+            raise ValueError(f"this bundle needs {used[slot]} {slot} slots, the machine has "
+                             f"{machine.slots[slot]}: split it over two lines")
 
 
 def _check_registers(body: LoopBody, op_lines, machine: MachineConfig, text: str) -> None:

@@ -30,7 +30,8 @@ class Expansion:
     ``bundles`` is a list of entries: a list of op texts (one bundle), or the
     markers ``("loop", K)`` and ``("endloop",)``; in ``text`` each ``loop`` line says
     how many iterations of the body one pass holds (``# U source iterations per pass``,
-    which ``rslab sim`` reads to report cycles per source iteration). ``registers`` maps each
+    which ``rslab sim`` reads to report cycles per source iteration: ``unroll`` times the
+    ``source_iterations`` of one iteration of the body). ``registers`` maps each
     value to its physical copies (modulo variable expansion).
     """
 
@@ -43,14 +44,16 @@ class Expansion:
     pointer_step: dict  # base register -> bytes it advances per kernel pass
     initial: dict = field(default_factory=dict)  # rotating value -> register of iteration −1
     increments: dict = field(default_factory=dict)  # base -> (block of a pass, row) of its sadd
+    source_iterations: int = 1  # source iterations one iteration of the body holds
 
     @property
     def text(self) -> str:
         lines = []
+        per = self.unroll * self.source_iterations
         for b in self.bundles:
             if isinstance(b, tuple):
-                lines.append(f"loop {b[1]}  # {self.unroll} source iteration"
-                             f"{'s' if self.unroll > 1 else ''} per pass"
+                lines.append(f"loop {b[1]}  # {per} source iteration"
+                             f"{'s' if per > 1 else ''} per pass"
                              if b[0] == "loop" else "endloop")
             else:
                 lines.append(" ; ".join(b) if b else "nop")

@@ -385,7 +385,42 @@ def modulo_schedule(body_or_graph, model: SlotModel | None = None, *, max_ii: in
         schedule = Schedule(graph, ii, times, bounds, attempts, slots)
         check_schedule(schedule)
         return schedule
-    raise ValueError(f"no modulo schedule up to II = {max_ii}: {attempts}")
+    last = max(attempts, default=max_ii)
+    raise ValueError(f"no modulo schedule from II {start} to {max_ii}"
+                     + (f" (at II {last}: {attempts[last]})" if attempts else ""))
+
+
+def op_after_op(graph: Graph, *, reserve_scalar: int = 0) -> Schedule:
+    """The body's own order as a schedule: one op a bundle, in program order, each as soon as
+    its operands and slot allow, and the next iteration after the last op (with room for the
+    pointer increments of ``reserve_scalar`` strided bases): no overlap, so the fewest values
+    live at once. Its II is what a loop costs that is not pipelined at all."""
+    model = graph.model
+    preds = {k: [] for k in range(graph.n)}
+    for e in graph.edges:
+        if e.distance == 0:
+            preds[e.dst].append(e)
+    times, busy, t = [], {}, 0
+    for k, op in enumerate(graph.ops):
+        t = max([t] + [times[e.src] + e.latency for e in preds[k]])
+        slot, span = slot_of(op.opcode), model.op_busy(op)
+        while any(busy.get((slot, t + c), 0) >= model.units[slot] for c in range(span)):
+            t += 1
+        for c in range(span):
+            busy[slot, t + c] = busy.get((slot, t + c), 0) + 1
+        times.append(t)
+        t += 1
+    ii = max([t + 1 for _, t in busy]
+             + [-(-(times[e.src] + e.latency - times[e.dst]) // e.distance)
+                for e in graph.edges if e.distance > 0])
+    scalar_end = max([t + 1 for slot, t in busy if slot == "scalar"], default=0)
+    while reserve_scalar and not 0 < increment_slots(graph, ii, reserve_scalar) \
+            <= ii - scalar_end:
+        ii += 1
+    schedule = Schedule(graph, ii, times, analyse(graph), {ii: "op after op"},
+                        increment_slots(graph, ii, reserve_scalar))
+    check_schedule(schedule)
+    return schedule
 
 
 def check_schedule(schedule: Schedule) -> None:

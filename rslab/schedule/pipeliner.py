@@ -1,0 +1,240 @@
+"""From a loop body in the text format to the pipelined program, as ``rslab pipeline`` makes it.
+
+The choices, in the order they are made (each refuses nothing the body's sequential meaning,
+:mod:`rslab.schedule.sequential`, runs):
+
+- *unroll*: ``unroll`` k > 1 schedules k source iterations as one (:mod:`~rslab.schedule.unroll`)
+  and runs the last ``iterations mod k`` op after op;
+- *bases*: a base register read with several strides, or read as a value, leaves its
+  operands to copies of it (:mod:`~rslab.schedule.bases`), set before the loop;
+- *carried values*: one register each where one register holds them, renamed (modulo
+  variable expansion) where it cannot or where renaming gives a smaller II
+  (:func:`~rslab.schedule.body.renamed_values`);
+- *the schedule*: iterative modulo scheduling from MII up, or at ``ii`` only; ``exact``
+  also asks the integer program from MII up;
+- *registers*: when the values do not fit the pool, the schedule with shorter lifetimes,
+  then with a stage fewer, then at larger IIs, at last op after op (no overlap): refused
+  only when even that does not fit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from rslab.schedule.bases import base_copies
+from rslab.schedule.body import build_graph, renamed_values, strided_bases
+from rslab.schedule.bounds import analyse
+from rslab.schedule.exact import smallest_exact
+from rslab.schedule.expand import expand, parallel_moves
+from rslab.schedule.lifetimes import shorten_lifetimes
+from rslab.schedule.memory import check_addresses
+from rslab.schedule.modulo import modulo_schedule, op_after_op
+from rslab.schedule.unroll import unroll_body
+
+
+@dataclass
+class Plan:
+    """One loop of the program: the graph, the schedules, the expansion (None for no trip)."""
+
+    body: object  # the LoopBody scheduled (unrolled, offsets moved for a remainder)
+    iterations: int
+    heuristic: object
+    schedule: object
+    tried: list  # the integer program's answers
+    bounds: object
+    expansion: object | None
+    copies: dict  # base copy register -> base
+    fitted: str = ""  # how the registers were made to fit ("" when the first schedule did)
+
+    @property
+    def code(self) -> list[str]:
+        """The loop's lines: the base copies, then the expanded loop."""
+        if self.expansion is None:
+            return []
+        moves = [" ; ".join(b) for b in parallel_moves(
+            {c: b for c, b in self.copies.items()}, "smov",
+            self.schedule.graph.model.units["scalar"], [])]
+        return moves + self.expansion.text.splitlines()
+
+
+@dataclass
+class Pipelined:
+    """The program of a body: its loops (the body unrolled, then the remainder)."""
+
+    body: object
+    iterations: int
+    unroll: int
+    loops: list = field(default_factory=list)
+
+    @property
+    def main(self) -> Plan:
+        return self.loops[0]
+
+    @property
+    def program(self) -> str:
+        lines = list(self.body.before) + [line for p in self.loops for line in p.code]
+        return "\n".join(lines + list(self.body.after) + ["halt"]) + "\n"
+
+
+def _graphs(body, model, memory, ops):
+    """The dependence graphs worth scheduling, on ``ops`` (the body's, bases copied): carried
+    values in one register each where one register holds them (renamed when they have more
+    than one, or are read after their new value is made), and, if that differs, every
+    carried value renamed."""
+    far = {v for v, regs in body.history.items() if len(regs) > 1}
+    least = renamed_values(body.ops, model, far, memory)
+    plans = [least] + ([frozenset(body.carried)] if least != set(body.carried) else [])
+    return [replace(build_graph(body.ops, model, rotating=r, memory=memory), ops=ops)
+            for r in plans]
+
+
+def _schedule(graph, reserve: int, exact: bool, max_stages: int, ii: int | None):
+    """(heuristic schedule, the schedule to emit, the integer program's answers)."""
+    try:
+        heuristic = modulo_schedule(graph, reserve_scalar=reserve, min_ii=ii or 1,
+                                    max_ii=ii)
+    except ValueError as exc:
+        if ii is None:
+            raise
+        mii = analyse(graph, reserve_scalar=reserve).mii
+        why = f"II {ii} is below MII {mii}" if ii < mii else str(exc)
+        raise ValueError(f"--ii {ii}: {why}") from None
+    if not exact:
+        return heuristic, heuristic, []
+    found, tried = smallest_exact(graph, max_ii=heuristic.ii, max_stages=max_stages,
+                                  reserve_scalar=reserve)
+    return heuristic, (found.schedule if found is not None else heuristic), tried
+
+
+def _expand(schedule, body, iterations: int, pool):
+    return expand(schedule, iterations, registers=pool, carried_registers=body.carried,
+                  history={v: list(body.history[v][1:]) for v in schedule.graph.rotating
+                           if v in body.history})
+
+
+def _fitting(schedule, body, iterations: int, pool, reserve: int, fixed_ii: bool):
+    """(schedule, expansion, how it was made to fit) for the first schedule whose registers fit
+    the pool: ``schedule``, its lifetimes shortened, a stage fewer, larger IIs (unless
+    ``fixed_ii``), op after op."""
+    graph = schedule.graph
+
+    def candidates():
+        yield schedule, ""
+        yield shorten_lifetimes(schedule), "lifetimes shortened"
+        for stages in range(schedule.stage_count - 1, 0, -1):
+            yield from _at(schedule.ii, stages, f"{stages} stages")
+        if fixed_ii:
+            return
+        step, limit = 1, op_after_op(graph, reserve_scalar=reserve).ii
+        while schedule.ii + step < limit:
+            yield from _at(schedule.ii + step, None, f"II raised to {schedule.ii + step}")
+            step *= 2
+        yield op_after_op(graph, reserve_scalar=reserve), "op after op (no overlap)"
+
+    def _at(ii, stages, why):
+        try:
+            found = modulo_schedule(graph, reserve_scalar=reserve, min_ii=ii, max_ii=ii,
+                                    max_stages=stages)
+        except ValueError:
+            return
+        yield found, why
+        yield shorten_lifetimes(found), why + ", lifetimes shortened"
+
+    first = None
+    for candidate, why in candidates():
+        try:
+            return candidate, _expand(candidate, body, iterations, pool), why
+        except ValueError as exc:
+            if not str(exc).startswith("registers"):
+                raise
+            first = first or exc
+    raise first
+
+
+def plan_loop(body, model, config, iterations: int, *, exact=False, max_stages=8, ii=None,
+              op_order=False) -> Plan:
+    """The schedule and code of ``body`` for ``iterations`` trips (``op_order``: op after op)."""
+    ops, copies = base_copies(body.ops, body.registers_read(), body.pool)
+    pool = [r for r in body.pool if r not in copies]
+    reserve = len(strided_bases(ops))
+    memory = body.memory(iterations, config)
+    best = None
+    for graph in _graphs(body, model, None if op_order else memory, ops):
+        if op_order:
+            schedule = op_after_op(graph, reserve_scalar=reserve)
+            found = (schedule, schedule, [])
+        elif best is not None and analyse(graph, reserve_scalar=reserve).mii >= best[1].ii:
+            continue
+        else:
+            found = _schedule(graph, reserve, exact, max_stages, ii)
+        if best is None or found[1].ii < best[1].ii:
+            best = found
+    heuristic, schedule, tried = best
+    expansion, fitted = None, ""
+    if iterations:
+        schedule, expansion, fitted = _fitting(schedule, body, iterations, pool, reserve,
+                                               fixed_ii=ii is not None or op_order)
+    return Plan(body, iterations, heuristic, schedule, tried,
+                analyse(schedule.graph, reserve_scalar=reserve), expansion,
+                copies if expansion else {}, fitted)
+
+
+def _moved(body, plan: Plan, done: int):
+    """``body`` for the iterations after the first ``done``, which ``plan`` ran: each operand's
+    offset moved by ``done`` strides, less what its base register advanced."""
+    step = plan.expansion.pointer_step if plan.expansion else {}
+    ops = [op if op.addr is None else replace(op, addr=replace(
+        op.addr, offset=op.addr.offset + done * op.addr.stride - step.get(op.addr.base, 0)))
+        for op in body.ops]
+    return replace(body, ops=ops)
+
+
+def pipeline_body(body, model, config, iterations: int, *, exact=False, max_stages=8,
+                  ii=None, unroll=1) -> Pipelined:
+    """The pipelined program of ``body`` (a parsed
+    :class:`~rslab.schedule.bodytext.LoopBody`): its loops and its text."""
+    check_addresses(body.ops, body.memory(iterations, config))
+    out = Pipelined(body, iterations, unroll)
+    if unroll == 1 or iterations < unroll:
+        out.loops.append(plan_loop(body, model, config, iterations, exact=exact,
+                                   max_stages=max_stages, ii=ii))
+        return out
+    wide = unroll_body(body, unroll)
+    trips, left = divmod(iterations, unroll)
+    out.loops.append(plan_loop(wide, model, config, trips, exact=exact,
+                               max_stages=max_stages, ii=ii))
+    if out.main.expansion is not None:
+        out.main.expansion.source_iterations = unroll
+    if left:
+        rest = _moved(body, out.main, trips * unroll)
+        out.loops.append(plan_loop(rest, model, config, left, op_order=True))
+    return out
+
+
+def static_cycles(done: Pipelined) -> int:
+    """Bundles the program issues if nothing stalls (its loops repeated; halt not counted)."""
+    loops = sum(len(p.code) - len(p.expansion.text.splitlines()) + p.expansion.static_cycles
+                for p in done.loops if p.expansion is not None)
+    return len(done.body.before) + loops + len(done.body.after)
+
+
+def sweep(body, model, config, iterations: int, unrolls=(1, 2, 3, 4), span: int = 4) -> list:
+    """For each unroll k and each II from the unrolled body's MII on (``span`` of them), the
+    schedule's cycles per source iteration (II / k) and the program's bundles if nothing
+    stalls, or why there is no schedule: a row per (k, II)."""
+    rows = []
+    for k in unrolls:
+        first = pipeline_body(body, model, config, iterations, unroll=k)
+        mii = first.main.bounds.mii
+        for ii in range(mii, mii + span):
+            row = {"unroll": k, "ii": ii, "mii": mii}
+            try:
+                done = pipeline_body(body, model, config, iterations, ii=ii, unroll=k)
+            except ValueError as exc:
+                rows.append({**row, "status": str(exc)})
+                continue
+            rows.append({**row, "status": "ok", "cycles_per_source_iteration": ii / k,
+                         "stages": done.main.schedule.stage_count,
+                         "registers_fitted": done.main.fitted,
+                         "program_cycles": static_cycles(done)})
+    return rows
