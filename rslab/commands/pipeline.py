@@ -151,6 +151,7 @@ def _report(done, label: str, model) -> dict:
             "kernel_passes": exp.kernel_passes if exp else 0,
             "renamed": sorted(chosen.graph.rotating), "registers_fitted": plan.fitted,
             "remainder": done.loops[1].iterations if len(done.loops) > 1 else 0,
+            "notes": _fifo_notes(done.body),
             "exact": [{"ii": r.ii, "status": r.status, "seconds": round(r.seconds, 2)}
                       for r in plan.tried],
             "schedule": [{"op": op.label, "slot": slot_of(op.opcode), "cycle": t,
@@ -160,6 +161,21 @@ def _report(done, label: str, model) -> dict:
                          for (slot, row), note in reserved.items()],
             "tables": mrt_text(chosen, reserved) + "\n\n" + stage_text(chosen),
             "program": done.program}
+
+
+def _fifo_notes(body) -> list:
+    """A note for each vpop that takes another push's result than the token it names (the
+    FIFO returns results in push order)."""
+    pushes = [i for i, op in enumerate(body.ops) if op.is_push]
+    pops = [i for i, op in enumerate(body.ops) if op.is_pop]
+    out = []
+    for p, q in zip(pushes, pops, strict=False):
+        named = next(s for s in body.ops[q].srcs if isinstance(s, str) and s.startswith("@"))
+        if named != body.ops[p].dst:
+            out.append(f"line {body.lines[q]}: vpop {named} takes the result of "
+                       f"{body.ops[p].dst} (line {body.lines[p]}): the FIFO returns results "
+                       "in push order")
+    return out
 
 
 MEMORY_KINDS = {"memory flow": "store → load", "memory anti": "load → store",
@@ -243,6 +259,8 @@ def print_report(rep: dict, wrote: str | None, out=None) -> None:
     say(f"iterative modulo scheduling: II {rep['heuristic_ii']} (MII {rep['mii']})")
     for r in rep["exact"]:
         say(f"integer program at II {r['ii']}: {r['status']} ({r['seconds']} s)")
+    for note in rep["notes"]:
+        say(f"note: {note}")
     say(f"emitted: II {rep['ii']}, {rep['stages']} stages, kernel unrolled {rep['unroll']}x, "
         f"{rep['iterations']} iterations = {rep['kernel_passes']} kernel passes + "
         f"prologue and epilogue\n")

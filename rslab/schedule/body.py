@@ -156,42 +156,50 @@ def _producers(ops, model) -> dict:
     return producers
 
 
+def _fifo_pairs(ops, producers) -> list:
+    """(push, pop) pairs: the k-th pop of an iteration takes the k-th push's result (the FIFO
+    is in order, whatever token the pop names)."""
+    for i, op in enumerate(ops):
+        tokens = [s for s in op.srcs if isinstance(s, str) and s.startswith("@")
+                  or isinstance(s, Use) and s.name.startswith("@")]
+        for token in tokens:
+            if not op.is_pop or isinstance(token, Use):
+                raise ValueError(f"body[{i}]: a FIFO token is read only by a vpop of the same "
+                                 f"iteration ({getattr(token, 'name', token)})")
+            if token not in producers:
+                raise ValueError(f"body[{i}]: {token!r} is not pushed in the body")
+        if op.is_pop and not tokens:
+            raise ValueError(f"body[{i}]: vpop must read an @fifo token")
+    pushes = [i for i, op in enumerate(ops) if op.is_push]
+    pops = [i for i, op in enumerate(ops) if op.is_pop]
+    if len(pops) > len(pushes):
+        raise ValueError(f"body[{pops[len(pushes)]}]: vpop without a matching push: the "
+                         f"iteration pushes {len(pushes)} result(s) and pops {len(pops)}")
+    if len(pushes) > len(pops):
+        raise ValueError(f"body: pushes never popped: {[ops[p].dst for p in pushes[len(pops):]]}")
+    for p, q in zip(pushes, pops, strict=True):
+        if q < p:
+            raise ValueError(f"body[{q}]: this vpop takes the result of {ops[p].dst}, pushed "
+                             f"later in the iteration (body[{p}]): the FIFO returns results in "
+                             "push order, so pop each push's result after it")
+    return list(zip(pushes, pops, strict=True))
+
+
 def _flow_edges(ops, producers, model, rotating) -> tuple[list, list]:
     """(flow and anti edges, FIFO (push, pop) pairs) of the reads of the body."""
-    edges, fifo_pairs, popped = [], [], set()
+    fifo_pairs = _fifo_pairs(ops, producers)
+    edges = [Edge(p, q, model.op_latency(ops[p]), 0, "flow") for p, q in fifo_pairs]
     for i, op in enumerate(ops):
-        for src in op.srcs:
+        for src in op.register_srcs():
             use = src_use(src, i, producers)
             if use is None:
-                if isinstance(src, str) and src.startswith("@"):
-                    raise ValueError(f"body[{i}]: {src!r} is not pushed in the body")
                 continue
             p, d = use
             producer = ops[p]
-            if producer.is_push:
-                if not op.is_pop or d != 0 or p > i:
-                    raise ValueError(f"body[{i}]: a FIFO token is read only by a vpop of the "
-                                     f"same iteration after its push ({producer.dst})")
-                if p in popped:
-                    raise ValueError(f"body[{i}]: {producer.dst} popped twice")
-                popped.add(p)
-                fifo_pairs.append((p, i))
-            elif op.is_pop:
-                raise ValueError(f"body[{i}]: vpop must read an @fifo token")
             edges.append(Edge(p, i, model.op_latency(producer), d, "flow"))
             if d >= 1 and p != i and producer.dst not in rotating:
                 # the next definition must not overwrite the value before this read
                 edges.append(Edge(i, p, 0, d - 1, "anti"))
-        if op.is_pop and not any(i == b for _, b in fifo_pairs):
-            raise ValueError(f"body[{i}]: vpop without a matching push")
-    for (p1, q1), (p2, _) in zip(fifo_pairs, fifo_pairs[1:], strict=False):
-        if p2 < p1:
-            raise ValueError(f"body[{q1}]: vpop of {ops[p1].dst} before the pop of "
-                             f"{ops[p2].dst}, pushed earlier: the FIFO returns results in "
-                             "push order")
-    unpopped = [ops[i].dst for i, op in enumerate(ops) if op.is_push and i not in popped]
-    if unpopped:
-        raise ValueError(f"body: pushes never popped: {unpopped}")
     return edges, fifo_pairs
 
 

@@ -185,9 +185,18 @@ class _IMS:
                 victims.add(used[0])
         return victims
 
-    def _fifo_conflicts(self, k, t, times, *, depth_error=False):
-        """Pops whose order conflicts with op k at t; a depth overflow gives a pseudo-victim
-        (or raises ``_Infeasible`` when ``depth_error``)."""
+    def _held(self, p, q, times) -> tuple | None:
+        """(push, pop) cycles of a pair, an unplaced end taken as close as the SFU latency
+        allows (None when neither end is placed)."""
+        tp, tq, lat = times[p], times[q], self.g.model.latency["sfu"]
+        if tp is None and tq is None:
+            return None
+        return (tp if tp is not None else tq - lat, tq if tq is not None else tp + lat)
+
+    def _fifo_conflicts(self, k, t, times):
+        """Pushes and pops whose order conflicts with op k at t, and, when the FIFO would
+        overflow, those of the pairs whose entries are held while k's is (``None`` among them
+        when no other pair's is: the entry alone overflows)."""
         if k not in self.partner:
             return set()
         bad = set()
@@ -195,20 +204,24 @@ class _IMS:
             bad |= {x for p, q in self.g.fifo_pairs if p != k and times[p] is not None
                     and (t - times[p]) % self.ii == 0 for x in (p, q)}
         pk = self.partner[k]
-        if times[pk] is None:
-            return bad
-        mine = (t, times[pk]) if self.g.ops[k].is_push else (times[pk], t)
-        complete = [(p, q) for p, q in self.g.fifo_pairs
-                    if p != k and q != k and times[p] is not None and times[q] is not None]
-        for p, q in complete:
-            if not fifo_order_ok([mine, (times[p], times[q])], self.ii):
-                bad |= {p, q}  # two pushes in one row conflict as much as two pops
-        others = [(times[p], times[q]) for p, q in complete] + [mine]
-        if _fifo_occupancy_pairs(others, self.ii, self.g.model.latency["pop"]) > \
+        pair = (k, pk) if self.g.ops[k].is_push else (pk, k)
+        placed = list(times)
+        placed[k] = t
+        mine = self._held(*pair, placed)
+        held = {(p, q): self._held(p, q, times) for p, q in self.g.fifo_pairs
+                if (p, q) != pair and self._held(p, q, times) is not None}
+        if times[pk] is not None:
+            for (p, q), span in held.items():
+                if times[p] is not None and times[q] is not None \
+                        and not fifo_order_ok([mine, span], self.ii):
+                    bad |= {p, q}  # two pushes in one row conflict as much as two pops
+        lat = self.g.model.latency["pop"]
+        if _fifo_occupancy_pairs([*held.values(), mine], self.ii, lat) > \
                 self.g.model.fifo_depth:
-            if depth_error:
-                raise _Infeasible(f"SFU FIFO depth at {self.g.ops[k].label}")
-            bad.add(None)
+            rows = _held_rows(*mine, lat, self.ii)
+            over = {x for (p, q), span in held.items() if rows & _held_rows(*span, lat, self.ii)
+                    for x in (p, q) if times[x] is not None}
+            bad |= over or {None}
         return bad
 
     def run(self, budget):
@@ -239,7 +252,9 @@ class _IMS:
                     victims = self._resource_conflicts(k, chosen, mrt)
                 if victims is None:
                     raise _Infeasible(f"no row can hold {self.g.ops[k].label}")
-                victims |= self._fifo_conflicts(k, chosen, times, depth_error=True)
+                victims |= self._fifo_conflicts(k, chosen, times)
+                if None in victims:
+                    raise _Infeasible(f"SFU FIFO depth at {self.g.ops[k].label}")
                 for v in victims:
                     self._unplace(v, times, mrt, unscheduled)
             self._place(k, chosen, times, mrt, unscheduled)
@@ -291,6 +306,11 @@ class _IMS:
             mrt[key].remove(k)
         times[k] = None
         unscheduled.add(k)
+
+
+def _held_rows(push: int, pop: int, pop_latency: int, ii: int) -> set:
+    """The MRT rows in which a FIFO entry pushed at ``push`` and popped at ``pop`` is held."""
+    return {(push + c) % ii for c in range(min(pop + pop_latency - push, ii))}
 
 
 def _fifo_occupancy_pairs(pairs, ii, pop_latency):
