@@ -5,6 +5,15 @@ comment; ``name:`` at the start of a line defines a label (ops may follow it).
 ``loop N`` / ``loop sN`` and ``endloop`` delimit a zero-overhead hardware loop
 and stand alone on their line, as does ``halt``. Errors raise ``AssemblyError``
 carrying the line number and the offending text.
+
+Two comments are read (``rslab pipeline`` writes them):
+
+- a bundle's ``#@ NOTE ; NOTE ; …``, one note per op in order: ``LABEL iN sK`` (the op
+  of the loop body labelled LABEL, for source iteration N in stage K; inside a hardware
+  loop, N is that of the loop's first pass) or ``-`` (an op of no body line, such as a
+  pointer increment); it becomes each op's :attr:`Op.source`;
+- a ``loop`` line's ``# U source iteration(s) per pass``: each pass of the loop runs U
+  iterations of the source loop (:attr:`Entry.per_pass`).
 """
 
 import functools
@@ -21,6 +30,8 @@ _LABEL = re.compile(r"^\s*([A-Za-z_][\w.]*)\s*:(.*)$")
 _REG = re.compile(r"^([vs])(\d+)$")
 _MEM = re.compile(r"^\[\s*s(\d+)\s*(?:([+-])\s*([^\]]+?))?\s*\]$")
 _NAME = re.compile(r"^[A-Za-z_][\w.]*$")
+_NOTE = re.compile(r"^(\S+) i(\d+) s(\d+)$")
+_PER_PASS = re.compile(r"#.*?(\d+) source iterations? per pass")
 MAX_REG_INDEX = 1023
 IMM_RANGE = (-(2**31), 2**32)
 """Integer immediates are 32-bit words: signed or unsigned, ``-2^31 ≤ n < 2^32``."""
@@ -40,13 +51,15 @@ class Op:
 
     Operands are tagged tuples: ``("v", i)``, ``("s", i)``, ``("imm", int)``,
     ``("mem", sreg, offset)``, ``("label", name, target_pc)``, or ``None`` for an
-    omitted optional operand.
+    omitted optional operand. ``source`` is the loop-body op it comes from, as the line's
+    ``#@`` note gives it: (label, source iteration, stage), or None.
     """
 
     name: str
     operands: tuple
     line: int
     text: str
+    source: tuple | None = None
 
 
 @dataclass(frozen=True)
@@ -54,8 +67,8 @@ class Entry:
     """One program entry: a ``bundle`` of ops, or a ``loop``/``endloop``/``halt`` directive.
 
     ``ops`` holds the bundle's ops (empty for ``nop``); for ``loop``, ``count`` is
-    ``("imm", n)`` or ``("s", i)`` and ``end`` the pc of its ``endloop``; for
-    ``endloop``, ``start`` is the pc of its ``loop``.
+    ``("imm", n)`` or ``("s", i)``, ``end`` the pc of its ``endloop`` and ``per_pass`` the
+    source iterations one pass runs; for ``endloop``, ``start`` is the pc of its ``loop``.
     """
 
     kind: str
@@ -65,6 +78,7 @@ class Entry:
     count: tuple | None = None
     start: int = -1
     end: int = -1
+    per_pass: int = 1
 
 
 @dataclass(frozen=True)
@@ -226,13 +240,29 @@ def parse_op(text: str, line: int = 0) -> Op:
     return Op(name, tuple(operands), line, text)
 
 
-def _parse_cached(text: str, line: int, parsed: dict) -> Op:
+def _parse_cached(text: str, line: int, parsed: dict, source=None) -> Op:
     """``parse_op`` once per distinct op text of a program (kernels repeat their loops)."""
     op = parsed.get(text)
     if op is None:
         op = parsed[text] = parse_op(text, line)
-        return op
-    return Op(op.name, op.operands, line, op.text)
+    return Op(op.name, op.operands, line, op.text, source)
+
+
+def _notes(comment: str, count: int, lineno: int, raw: str) -> list:
+    """The ``#@`` notes of a bundle line (see the module docstring): one source per op."""
+    if not comment.startswith("@"):
+        return [None] * count
+    notes = [n.strip() for n in comment[1:].split(";")]
+    if len(notes) != count:
+        raise AssemblyError(lineno, raw, f"the #@ note names {len(notes)} op(s), the bundle "
+                            f"has {count}: one note per op, '-' for an op of no body line")
+    out = []
+    for note in notes:
+        m = _NOTE.match(note)
+        if note != "-" and not m:
+            raise AssemblyError(lineno, raw, f"#@ note {note!r}: expected LABEL iN sK or -")
+        out.append((m.group(1), int(m.group(2)), int(m.group(3))) if m else None)
+    return out
 
 
 def _check_bundle(ops, line, text):
@@ -265,7 +295,9 @@ def _directive(head, parts, lineno, raw, entries, stack):
             raise AssemblyError(lineno, raw, "loop needs a count: a non-negative "
                                 "integer or a scalar register")
         stack.append(len(entries))
-        entries.append(Entry("loop", line=lineno, text=parts[0], count=count))
+        m = _PER_PASS.search(raw)
+        entries.append(Entry("loop", line=lineno, text=parts[0], count=count,
+                             per_pass=int(m.group(1)) if m else 1))
     elif head == "endloop":
         if arg:
             raise AssemblyError(lineno, raw, "endloop takes no operand")
@@ -275,7 +307,8 @@ def _directive(head, parts, lineno, raw, entries, stack):
         if start == len(entries) - 1:
             raise AssemblyError(lineno, raw, "empty loop body")
         entries[start] = Entry("loop", line=entries[start].line, text=entries[start].text,
-                               count=entries[start].count, end=len(entries))
+                               count=entries[start].count, end=len(entries),
+                               per_pass=entries[start].per_pass)
         entries.append(Entry("endloop", line=lineno, text="endloop", start=start))
     else:
         if arg:
@@ -308,8 +341,8 @@ def assemble(text: str) -> Program:
     stack: list[int] = []
     parsed: dict[str, Op] = {}
     for lineno, raw in enumerate(text.splitlines(), start=1):
-        body = _strip_labels(raw.split("#", 1)[0].strip(), lineno, raw, labels, label_lines,
-                             len(entries))
+        code, _, comment = raw.partition("#")
+        body = _strip_labels(code.strip(), lineno, raw, labels, label_lines, len(entries))
         if not body:
             continue
         parts = [p.strip() for p in body.split(";")]
@@ -319,7 +352,8 @@ def assemble(text: str) -> Program:
         if head in ("loop", "endloop", "halt"):
             _directive(head, parts, lineno, raw, entries, stack)
             continue
-        ops = tuple(_parse_cached(p, lineno, parsed) for p in parts)
+        ops = tuple(_parse_cached(p, lineno, parsed, note) for p, note in
+                    zip(parts, _notes(comment, len(parts), lineno, raw), strict=True))
         if len(ops) > 1:
             _check_bundle(ops, lineno, raw)
         if ops[0].name == "nop":
@@ -364,7 +398,7 @@ def _resolve_labels(entries, labels):
                     raise AssemblyError(op.line, op.text, f"branch to {label!r} crosses a "
                                         "hardware-loop boundary")
                 op = Op(op.name, op.operands[:-1] + (("label", label, target),), op.line,
-                        op.text)
+                        op.text, op.source)
             ops.append(op)
         resolved.append(Entry("bundle", ops=tuple(ops), line=e.line, text=e.text))
     return resolved

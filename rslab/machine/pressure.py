@@ -15,22 +15,11 @@ the schedule waits out in nops): never "nothing".
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 
 from rslab.machine.isa import SFU_OPS, SPECS
 from rslab.machine.memory import port_cycles
 from rslab.machine.waits import links
-
-SOURCE_ITERATIONS = re.compile(r"#.*?(\d+) source iterations? per pass")
-
-
-def source_per_pass(run, pc: int) -> int:
-    """Source iterations per pass that the ``loop`` line at ``pc`` declares (default 1)."""
-    line = run.program.entries[pc].line
-    lines = run.program.source.splitlines()
-    m = SOURCE_ITERATIONS.search(lines[line - 1]) if 0 < line <= len(lines) else None
-    return int(m.group(1)) if m else 1
 
 
 def unit_cycles(op, config) -> int:
@@ -59,7 +48,7 @@ def loop_pressure(run, index: int, warmup: int = 2) -> dict:
     bundles = trace.bundles
     starts = [bundles[it[0]].cycle - bundles[it[0]].stall for it in its]
     cycles = (starts[len(its) - 1] - starts[warmup]) / len(chosen)
-    per = source_per_pass(run, pc0)
+    per = entry.per_pass
     stalls, empty, waits = Counter(), 0, {}
     waited = links(trace).waited
     ops = trace.ops

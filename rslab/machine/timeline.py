@@ -2,7 +2,9 @@
 
 In a row, the cycles a bundle stalled before it issued carry the stall cause's
 letter (``MARKS``), ``I`` is the issue cycle, ``=`` the cycles in flight and ``R``
-the cycle the result is ready (usable by a reader); ``.`` is any other cycle.
+the cycle the result is ready (usable by a reader); ``.`` is any other cycle. When the
+program says which loop-body op an op runs (``rslab pipeline``'s ``#@`` notes), a
+column shows it: ``LABEL iN sK``, the body's op, its source iteration and stage.
 """
 
 from __future__ import annotations
@@ -15,6 +17,11 @@ MARKS = {"raw": "r", "branch": "b", "bank-conflict": "k", "sfu-hold": "h", "fifo
 
 TEXT_WIDTH = 34
 DEFAULT_ROWS = 80
+
+
+def source_text(source) -> str:
+    """A loop-body op as the timeline and trace show it: ``LABEL iN sK``, or ``-``."""
+    return "-" if source is None else f"{source[0]} i{source[1]} s{source[2]}"
 
 
 def _row(op, stall, cause, start, end) -> str:
@@ -57,7 +64,10 @@ def timeline(trace, start: int = 0, end: int | None = None, *,
              if op.issue - bundles[op.bundle].stall < end and max(op.ready, op.issue) >= start]
     total = len(shown)
     shown = shown[:max_rows]
-    head = f"{'iter':>8} {'line':>5}  {'op':<{TEXT_WIDTH}}  "
+    notes = {id(op): source_text(op.source) for op in shown}
+    width = max(map(len, notes.values()), default=0)
+    body = f"{'body':<{width}}  " if width else ""
+    head = f"{'iter':>8} {'line':>5}  {body}{'op':<{TEXT_WIDTH}}  "
     count = f"the first {max_rows} of {total} ops" if total > max_rows else f"{total} ops"
     lines = [f"Timeline, cycles {start}-{end - 1} ({count}; iter: iteration of each "
              "enclosing hardware loop)", ""]
@@ -67,7 +77,8 @@ def timeline(trace, start: int = 0, end: int | None = None, *,
         iters = ",".join(str(i) for i in op.iters) or "-"
         text = op.text if len(op.text) <= TEXT_WIDTH else op.text[:TEXT_WIDTH - 1] + "…"
         line = program.entries[op.pc].line
-        lines.append(f"{'[' + iters + ']':>8} {line:>5}  {text:<{TEXT_WIDTH}}  "
+        note = f"{notes[id(op)]:<{width}}  " if width else ""
+        lines.append(f"{'[' + iters + ']':>8} {line:>5}  {note}{text:<{TEXT_WIDTH}}  "
                      + _row(op, rec.stall, rec.cause, start, end))
     lines += ["", "I issue, = in flight, R result ready; stall cycles before issue:"]
     lines += [f"  {MARKS[c]}  {c}: {meaning(c)}" for c in CAUSES]

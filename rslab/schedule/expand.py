@@ -21,14 +21,20 @@ from rslab.machine.isa import SPECS
 from rslab.schedule.body import closure_of_consumers, src_use, strided_bases
 from rslab.schedule.model import slot_of
 from rslab.schedule.modulo import Schedule
+from rslab.schedule.unroll import split_copy
+
+NOTE = " #@"
+"""Between an op's text and its body note in :attr:`Expansion.bundles` (``label|it|stage``)."""
 
 
 @dataclass
 class Expansion:
     """Prologue / kernel / epilogue code of a modulo-scheduled loop.
 
-    ``bundles`` is a list of entries: a list of op texts (one bundle), or the
-    markers ``("loop", K)`` and ``("endloop",)``; in ``text`` each ``loop`` line says
+    ``bundles`` is a list of entries: a list of op texts (one bundle; an op of the body
+    followed by ``NOTE`` and its label, iteration and stage), or the markers
+    ``("loop", K)`` and ``("endloop",)``; ``text`` gives every bundle holding an op of the
+    body the ``#@`` note of :mod:`rslab.machine.asm`, and each ``loop`` line says
     how many iterations of the body one pass holds (``# U source iterations per pass``,
     which ``rslab sim`` reads to report cycles per source iteration: ``unroll`` times the
     ``source_iterations`` of one iteration of the body). ``registers`` maps each
@@ -45,6 +51,7 @@ class Expansion:
     initial: dict = field(default_factory=dict)  # rotating value -> register of iteration −1
     increments: dict = field(default_factory=dict)  # base -> (block of a pass, row) of its sadd
     source_iterations: int = 1  # source iterations one iteration of the body holds
+    first_iteration: int = 0  # the source iteration of the body's iteration 0
 
     @property
     def text(self) -> str:
@@ -56,8 +63,26 @@ class Expansion:
                              f"{'s' if per > 1 else ''} per pass"
                              if b[0] == "loop" else "endloop")
             else:
-                lines.append(" ; ".join(b) if b else "nop")
+                lines.append(self._line(b))
         return "\n".join(lines) + "\n"
+
+    def _line(self, bundle: list) -> str:
+        """A bundle's text: its ops, then (if one comes from the body) the ``#@`` note of each
+        (:mod:`rslab.machine.asm`): ``LABEL iN sK``, N the source iteration."""
+        if not bundle:
+            return "nop"
+        ops, notes = zip(*(text.partition(NOTE)[::2] for text in bundle), strict=True)
+        if not any(notes):
+            return " ; ".join(ops)
+        return " ; ".join(ops) + "  #@ " + " ; ".join(self._note(n) for n in notes)
+
+    def _note(self, note: str) -> str:
+        if not note:
+            return "-"
+        label, it, stage = note.split("|")
+        k = self.source_iterations
+        name, copy = split_copy(label) if k > 1 else (label, 0)
+        return f"{name} i{self.first_iteration + int(it) * k + copy} s{stage}"
 
     @property
     def vector_registers(self) -> int:
@@ -328,7 +353,8 @@ class _Emitter:
             ahead = self.unroll if a.stride and in_pass is not None \
                 and (in_pass, row) > self.inc_at[a.base] else 0
             imm = a.offset + (it - (moved + ahead if a.stride else 0)) * a.stride
-        return op.assembly(dst, srcs, imm)
+        note = f"{op.label}|{it}|{self.times[k] // self.ii}"
+        return op.assembly(dst, srcs, imm) + NOTE + note
 
     def block_bundles(self, block, moved, in_pass=None):
         """One block's bundles; ``moved``: iterations the bases have advanced by; in block

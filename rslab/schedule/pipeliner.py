@@ -208,6 +208,7 @@ def pipeline_body(body, model, config, iterations: int, *, exact=False, max_stag
     if left:
         rest = _moved(body, out.main, trips * unroll)
         out.loops.append(plan_loop(rest, model, config, left, op_order=True))
+        out.loops[1].expansion.first_iteration = trips * unroll
     return out
 
 

@@ -22,6 +22,12 @@ def copy_name(name: str, c: int) -> str:
     return f"{name}:{c}"
 
 
+def split_copy(label: str) -> tuple[str, int]:
+    """(the body's label, the copy) of a label of the unrolled body (``copy_name``'s inverse)."""
+    name, _, copy = label.rpartition(":")
+    return name, int(copy)
+
+
 def _read(src, c: int, k: int, values: set):
     """A source of copy ``c``: a value of an earlier copy, one iterations back, or a live-in."""
     name, d = (src.name, src.distance) if isinstance(src, Use) else (src, 0)
