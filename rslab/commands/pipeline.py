@@ -110,7 +110,7 @@ def pipeline_text(text: str, label: str = "<stdin>", pairs=(), iterations=None, 
                              unroll=unroll)
     except ValueError as exc:
         raise ValueError(_located(body, label, str(exc))) from None
-    return _report(done, label, model)
+    return _report(done, label, model, config)
 
 
 def _machine(pairs):
@@ -125,10 +125,11 @@ def _machine(pairs):
         raise ValueError(f"--config {exc}") from None
 
 
-def _report(done, label: str, model) -> dict:
+def _report(done, label: str, model, config) -> dict:
     """The report of a pipelined body (:func:`rslab.schedule.pipeliner.pipeline_body`)."""
     from rslab.schedule import slot_of
     from rslab.schedule.body import strided_bases
+    from rslab.schedule.pipeliner import bottleneck
     from rslab.schedule.tables import mrt_text, stage_text
 
     plan = done.main
@@ -152,6 +153,7 @@ def _report(done, label: str, model) -> dict:
             "renamed": sorted(chosen.graph.rotating), "registers_fitted": plan.fitted,
             "remainder": done.loops[1].iterations if len(done.loops) > 1 else 0,
             "notes": _fifo_notes(done.body),
+            "bottleneck": bottleneck(done, model, config),
             "exact": [{"ii": r.ii, "status": r.status, "seconds": round(r.seconds, 2)}
                       for r in plan.tried],
             "schedule": [{"op": op.label, "slot": slot_of(op.opcode), "cycle": t,
@@ -240,6 +242,8 @@ def _print_sweep(rep: dict, as_json: bool) -> int:
 
 def print_report(rep: dict, wrote: str | None, out=None) -> None:
     """The text report; the program too unless it was written to ``wrote``."""
+    from rslab.machine.bottleneck import sequence_text
+
     def say(text=""):
         print(text, file=out or sys.stdout)
 
@@ -261,6 +265,11 @@ def print_report(rep: dict, wrote: str | None, out=None) -> None:
         say(f"integer program at II {r['ii']}: {r['status']} ({r['seconds']} s)")
     for note in rep["notes"]:
         say(f"note: {note}")
+    b = rep["bottleneck"]
+    say(f"bottleneck: {b['sentence']}")
+    say(f"  {sequence_text(b)}")
+    if "why_above" in b:
+        say(f"  above the rounded floor: {b['why_above']}")
     say(f"emitted: II {rep['ii']}, {rep['stages']} stages, kernel unrolled {rep['unroll']}x, "
         f"{rep['iterations']} iterations = {rep['kernel_passes']} kernel passes + "
         f"prologue and epilogue\n")

@@ -16,7 +16,18 @@ the schedule waits out in nops): never "nothing".
 from __future__ import annotations
 
 from collections import Counter
+from fractions import Fraction
+from typing import NamedTuple
 
+from rslab.machine.bottleneck import (
+    MAX_UNROLL,
+    Floor,
+    binding,
+    circuits,
+    recurrence,
+    sentence,
+    verdict,
+)
 from rslab.machine.isa import SFU_OPS, SPECS
 from rslab.machine.memory import port_cycles
 from rslab.machine.waits import links
@@ -50,7 +61,8 @@ def loop_pressure(run, index: int, warmup: int = 2) -> dict:
     cycles = (starts[len(its) - 1] - starts[warmup]) / len(chosen)
     per = entry.per_pass
     stalls, empty, waits = Counter(), 0, {}
-    waited = links(trace).waited
+    found = links(trace)
+    waited = found.waited
     ops = trace.ops
     for it in chosen:
         for b in it:
@@ -94,7 +106,83 @@ def loop_pressure(run, index: int, warmup: int = 2) -> dict:
                empty_bundles_per_iter=empty / n, units=units,
                binding={"unit": top, "utilisation": units[top]["utilisation"]},
                bound=_bound(units, top, stalls, n, empty), ops=op_rows)
+    total = starts[len(its) - 1] - starts[warmup]
+    floors = _unit_floors(run, pc0, booked) + _recurrence_floors(trace, chosen, found.deps, per)
+    row["bottleneck"] = verdict(binding(floors), Fraction(total, n * per),
+                                _period(trace, chosen))
+    row["bottleneck"]["sentence"] = sentence(row["bottleneck"])
     return row
+
+
+def _unit_floors(run, pc0: int, booked: dict) -> list:
+    """The floors of the loop's units and FIFO per source iteration, from its code."""
+    entry, config = run.program.entries[pc0], run.config
+    per = entry.per_pass
+    ops = [(op, SPECS[op.name].slot) for pc in range(pc0 + 1, entry.end)
+           for op in run.program.entries[pc].ops]
+    out = [Floor("unit", slot, Fraction(n, config.slots[slot] * per),
+                 tuple(dict.fromkeys(_name(op) for op, s in ops if s == slot)))
+           for slot, n in booked.items() if n]
+    pushes = [op for op, _ in ops if op.name in SFU_OPS]
+    if pushes:
+        held = config.latency["sfu"] + config.latency["pop"]
+        out.append(Floor("fifo", "fifo", Fraction(len(pushes) * held, config.fifo_depth * per),
+                         tuple(dict.fromkeys(_name(op) for op in pushes))))
+    return out
+
+
+def _name(op) -> str:
+    """An op by its loop-body label when the program gives it, else by its text."""
+    return op.source[0] if op.source is not None else op.text
+
+
+class _Edge(NamedTuple):
+    src: int
+    dst: int
+    latency: int
+    distance: int
+
+
+def _recurrence_floors(trace, passes, deps, per: int) -> list:
+    """The highest recurrence among the register (and FIFO) dependences of the measured
+    passes: between loop-body ops (by label, over source iterations) where the program says
+    which they are, else between the code's ops (over passes of ``per`` source iterations)."""
+    ops, nodes, edges = trace.ops, {}, set()
+    inside = {b for it in passes for b in it}
+
+    def node(i):
+        op = ops[i]
+        key = op.source[0] if op.source is not None else (op.pc, op.text)
+        when = op.source[1] if op.source is not None else op.iters[-1] * per
+        return nodes.setdefault(key, len(nodes)), when
+
+    for i, op in enumerate(ops):
+        if op.bundle not in inside:
+            continue
+        for p, _ in deps[i]:
+            if ops[p].bundle in inside:
+                (a, ta), (b, tb) = node(p), node(i)
+                edges.add(_Edge(a, b, ops[p].ready - ops[p].issue, tb - ta))
+    names = {v: k if isinstance(k, str) else k[1] for k, v in nodes.items()}
+    found = [recurrence(c, names) for c in circuits(len(nodes), sorted(edges))
+             if sum(e.distance for e in c) > 0]
+    return [max(found, key=lambda f: f.need)] if found else []
+
+
+def _period(trace, passes) -> int | None:
+    """Source iterations of one scheduled iteration: the fewest m after which every loop-body
+    op issues a fixed number of cycles later (None when the program does not say which ops
+    they are)."""
+    issued = {}
+    inside = {b for it in passes for b in it}
+    for op in trace.ops:
+        if op.bundle in inside and op.source is not None:
+            issued.setdefault(op.source[0], {})[op.source[1]] = op.issue
+    for m in range(1, MAX_UNROLL + 1):
+        gaps = {t[s + m] - t[s] for t in issued.values() for s in t if s + m in t}
+        if len(gaps) == 1:
+            return m
+    return None
 
 
 def _bound(units, top, stalls, n, empty) -> str:

@@ -19,17 +19,21 @@ The choices, in the order they are made (each refuses nothing the body's sequent
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, replace
+from fractions import Fraction
 
+from rslab.machine.bottleneck import Floor, binding, sentence, verdict
 from rslab.schedule.bases import base_copies
 from rslab.schedule.body import build_graph, renamed_values, strided_bases
-from rslab.schedule.bounds import analyse
+from rslab.schedule.bounds import analyse, rec_mii
 from rslab.schedule.exact import smallest_exact
 from rslab.schedule.expand import expand, parallel_moves
 from rslab.schedule.lifetimes import shorten_lifetimes
 from rslab.schedule.memory import check_addresses
+from rslab.schedule.model import slot_of
 from rslab.schedule.modulo import modulo_schedule, op_after_op
-from rslab.schedule.unroll import unroll_body
+from rslab.schedule.unroll import split_copy, unroll_body
 
 
 @dataclass
@@ -239,3 +243,37 @@ def sweep(body, model, config, iterations: int, unrolls=(1, 2, 3, 4), span: int 
                          "registers_fitted": done.main.fitted,
                          "program_cycles": static_cycles(done)})
     return rows
+
+
+def bottleneck(done: Pipelined, model, config) -> dict:
+    """What binds the program's main loop, per source iteration, in the words ``rslab sim``
+    uses for the run (:mod:`rslab.machine.bottleneck`): each unit's floor (the pointer
+    increments spread over the kernel's passes), the FIFO's, and the body's value
+    recurrence (every carried value renamed, memory dependences kept); the II achieved;
+    why the schedule is above the rounded floor, when it is."""
+    plan, k = done.main, done.unroll
+    schedule, usage = plan.schedule, plan.bounds.usage
+    u = plan.expansion.unroll if plan.expansion else 1
+    bases = len(strided_bases(schedule.graph.ops))
+    labels = [split_copy(op.label)[0] if k > 1 else op.label for op in schedule.graph.ops]
+    floors = [Floor("unit", slot, Fraction(n * u + (bases if slot == "scalar" else 0),
+                                           model.units[slot] * u * k),
+                    tuple(dict.fromkeys(x for x, op in zip(labels, schedule.graph.ops,
+                                                            strict=True)
+                                        if slot_of(op.opcode) == slot)))
+              for slot, n in {**usage, "scalar": usage.get("scalar", 0)}.items()
+              if n or (slot == "scalar" and bases)]
+    floors += [Floor(f.kind, f.name, f.need / k, tuple(dict.fromkeys(
+        split_copy(x)[0] if k > 1 else x for x in f.sequence)))
+        for f in plan.bounds.floors if f.kind == "fifo"]
+    values = build_graph(done.body.ops, model, rotating=set(done.body.carried),
+                         memory=done.body.memory(done.iterations, config))
+    floors += [f for f in [rec_mii(values)[2]] if f is not None]
+    top = binding(floors)
+    out = verdict(top, Fraction(schedule.ii, k), k)
+    out["sentence"] = sentence(out)
+    if schedule.ii > math.ceil(top.need * k):
+        out["why_above"] = plan.fitted or next(
+            (f"at II {ii}: {why}" for ii, why in sorted(schedule.attempts.items())
+             if why != "ok"), "the schedule the heuristic found")
+    return out
