@@ -17,19 +17,11 @@ from __future__ import annotations
 
 from collections import Counter
 from fractions import Fraction
-from typing import NamedTuple
 
-from rslab.machine.bottleneck import (
-    MAX_UNROLL,
-    Floor,
-    binding,
-    circuits,
-    recurrence,
-    sentence,
-    verdict,
-)
+from rslab.machine.bottleneck import Floor, binding, sentence, verdict
 from rslab.machine.isa import SFU_OPS, SPECS
 from rslab.machine.memory import port_cycles
+from rslab.machine.recurrences import loop_recurrence, scheduled_period
 from rslab.machine.waits import links
 
 
@@ -107,9 +99,9 @@ def loop_pressure(run, index: int, warmup: int = 2) -> dict:
                binding={"unit": top, "utilisation": units[top]["utilisation"]},
                bound=_bound(units, top, stalls, n, empty), ops=op_rows)
     total = starts[len(its) - 1] - starts[warmup]
-    floors = _unit_floors(run, pc0, booked) + _recurrence_floors(trace, chosen, found.deps, per)
+    floors = _unit_floors(run, pc0, booked) + loop_recurrence(run, pc0, chosen, found.deps)
     row["bottleneck"] = verdict(binding(floors), Fraction(total, n * per),
-                                _period(trace, chosen))
+                                scheduled_period(trace, chosen))
     row["bottleneck"]["sentence"] = sentence(row["bottleneck"])
     return row
 
@@ -134,55 +126,6 @@ def _unit_floors(run, pc0: int, booked: dict) -> list:
 def _name(op) -> str:
     """An op by its loop-body label when the program gives it, else by its text."""
     return op.source[0] if op.source is not None else op.text
-
-
-class _Edge(NamedTuple):
-    src: int
-    dst: int
-    latency: int
-    distance: int
-
-
-def _recurrence_floors(trace, passes, deps, per: int) -> list:
-    """The highest recurrence among the register (and FIFO) dependences of the measured
-    passes: between loop-body ops (by label, over source iterations) where the program says
-    which they are, else between the code's ops (over passes of ``per`` source iterations)."""
-    ops, nodes, edges = trace.ops, {}, set()
-    inside = {b for it in passes for b in it}
-
-    def node(i):
-        op = ops[i]
-        key = op.source[0] if op.source is not None else (op.pc, op.text)
-        when = op.source[1] if op.source is not None else op.iters[-1] * per
-        return nodes.setdefault(key, len(nodes)), when
-
-    for i, op in enumerate(ops):
-        if op.bundle not in inside:
-            continue
-        for p, _ in deps[i]:
-            if ops[p].bundle in inside:
-                (a, ta), (b, tb) = node(p), node(i)
-                edges.add(_Edge(a, b, ops[p].ready - ops[p].issue, tb - ta))
-    names = {v: k if isinstance(k, str) else k[1] for k, v in nodes.items()}
-    found = [recurrence(c, names) for c in circuits(len(nodes), sorted(edges))
-             if sum(e.distance for e in c) > 0]
-    return [max(found, key=lambda f: f.need)] if found else []
-
-
-def _period(trace, passes) -> int | None:
-    """Source iterations of one scheduled iteration: the fewest m after which every loop-body
-    op issues a fixed number of cycles later (None when the program does not say which ops
-    they are)."""
-    issued = {}
-    inside = {b for it in passes for b in it}
-    for op in trace.ops:
-        if op.bundle in inside and op.source is not None:
-            issued.setdefault(op.source[0], {})[op.source[1]] = op.issue
-    for m in range(1, MAX_UNROLL + 1):
-        gaps = {t[s + m] - t[s] for t in issued.values() for s in t if s + m in t}
-        if len(gaps) == 1:
-            return m
-    return None
 
 
 def _bound(units, top, stalls, n, empty) -> str:
