@@ -75,18 +75,22 @@ def _format_text() -> str:
 
 def _located(body, label: str, message: str) -> str:
     """``label:LINE: message`` for a scheduling or expansion error: at the first op the
-    message names as ``body[k]`` (every such name read as its line), else at the registers
-    line for the pool, else at the first op."""
+    message names as ``body[k]`` (every such name read as its line; of an unrolled body,
+    the op it copies), else at the registers line for the pool, else at the first op the
+    message names by its label, else at the first op."""
+    n = len(body.ops)
     named = re.findall(r"body\[(\d+)\]", message)
     if named:
-        k = int(named[0])
-        message = re.sub(r"body\[(\d+)\]", lambda m: f"line {body.lines[int(m.group(1))]}",
+        k = int(named[0]) % n
+        message = re.sub(r"body\[(\d+)\]", lambda m: f"line {body.lines[int(m.group(1)) % n]}",
                          re.sub(r"^body\[\d+\]: ", "", message))
         return f"{label}:{body.lines[k]}: {message}: {body.texts[k].strip()!r}"
     if message.startswith("registers") and body.pool_line is not None:
         line, raw = body.pool_line
         return f"{label}:{line}: {message}: {raw.strip()!r}"
-    return f"{label}:{body.lines[0]}: {message}"
+    labels = {op.label: k for k, op in enumerate(body.ops)}
+    k = next((labels[w] for w in re.findall(r"[@\w.:]+", message) if w in labels), 0)
+    return f"{label}:{body.lines[k]}: {message}: {body.texts[k].strip()!r}"
 
 
 def pipeline_text(text: str, label: str = "<stdin>", pairs=(), iterations=None, exact=False,

@@ -13,7 +13,8 @@ dependences, over the measured passes:
   latency. Accesses through different registers are not compared.
 
 The circuit with the most cycles per source iteration is the loop's recurrence
-(:class:`rslab.machine.bottleneck.Floor`), named as ``rslab pipeline`` names it.
+(:class:`rslab.machine.bottleneck.Floor`), named as ``rslab pipeline`` names it (none
+when the circuits are too many to enumerate).
 """
 
 from __future__ import annotations
@@ -68,8 +69,11 @@ def loop_recurrence(run, pc0: int, passes, deps) -> list:
                                     nodes.of(op, op.pc, op.iters[-1] * per))
                 edges.add(_Edge(a, b, ops[p].ready - ops[p].issue, tb - ta))
     edges |= _memory_edges(run, pc0, nodes)
-    found = [recurrence(c, nodes.names()) for c in circuits(len(nodes.ids), sorted(edges))
-             if sum(e.distance for e in c) > 0]
+    try:
+        loops = circuits(len(nodes.ids), sorted(edges))
+    except ValueError:  # too many circuits to enumerate: no recurrence named
+        return []
+    found = [recurrence(c, nodes.names()) for c in loops if sum(e.distance for e in c) > 0]
     return [max(found, key=lambda f: f.need)] if found else []
 
 

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field, replace
 from fractions import Fraction
 
 from rslab.machine.bottleneck import Floor, binding, sentence, verdict
+from rslab.machine.isa import SPECS
 from rslab.schedule.bases import base_copies
 from rslab.schedule.body import build_graph, renamed_values, strided_bases
 from rslab.schedule.bounds import analyse, rec_mii
@@ -100,8 +101,9 @@ def _schedule(graph, reserve: int, exact: bool, max_stages: int, ii: int | None)
     except ValueError as exc:
         if ii is None:
             raise
-        mii = analyse(graph, reserve_scalar=reserve).mii
-        why = f"II {ii} is below MII {mii}" if ii < mii else str(exc)
+        bounds = analyse(graph, reserve_scalar=reserve)
+        why = f"II {ii} is below MII {bounds.mii} (bound by {bounds.binding})" \
+            if ii < bounds.mii else str(exc)
         raise ValueError(f"--ii {ii}: {why}") from None
     if not exact:
         return heuristic, heuristic, []
@@ -124,16 +126,18 @@ def _fitting(schedule, body, iterations: int, pool, reserve: int, fixed_ii: bool
 
     def candidates():
         yield schedule, ""
-        yield shorten_lifetimes(schedule), "lifetimes shortened"
+        yield shorten_lifetimes(schedule), "lifetimes shortened for the pool's registers"
         for stages in range(schedule.stage_count - 1, 0, -1):
-            yield from _at(schedule.ii, stages, f"{stages} stages")
+            yield from _at(schedule.ii, stages, f"{stages} stages for the pool's registers")
         if fixed_ii:
             return
         step, limit = 1, op_after_op(graph, reserve_scalar=reserve).ii
         while schedule.ii + step < limit:
-            yield from _at(schedule.ii + step, None, f"II raised to {schedule.ii + step}")
-            step *= 2
-        yield op_after_op(graph, reserve_scalar=reserve), "op after op (no overlap)"
+            yield from _at(schedule.ii + step, None,
+                           f"II raised to {schedule.ii + step} for the pool's registers")
+            step += 1 if step < 16 else step
+        yield op_after_op(graph, reserve_scalar=reserve), \
+            "op after op (no overlap) for the pool's registers"
 
     def _at(ii, stages, why):
         try:
@@ -144,15 +148,37 @@ def _fitting(schedule, body, iterations: int, pool, reserve: int, fixed_ii: bool
         yield found, why
         yield shorten_lifetimes(found), why + ", lifetimes shortened"
 
-    first = None
     for candidate, why in candidates():
         try:
             return candidate, _expand(candidate, body, iterations, pool), why
         except ValueError as exc:
             if not str(exc).startswith("registers"):
                 raise
-            first = first or exc
-    raise first
+    raise ValueError(_crowded(candidate, pool))
+
+
+def _crowded(schedule, pool) -> str:
+    """Why even the body run op after op (``schedule``) does not fit the pool: the op at
+    which the most values of one kind are alive, beyond the pool's registers of that kind."""
+    g, times, life = schedule.graph, schedule.times, schedule.lifetimes()
+    worst = (0, 0, "v", [])
+    for kind in ("v", "s"):
+        values = [(op.dst, times[k]) for k, op in enumerate(g.ops)
+                  if op.dst in life and _kind(op) == kind and op.dst not in g.rotating]
+        for k, t in enumerate(times):
+            alive = [v for v, start in values if start <= t < start + max(life[v], 1)]
+            have = sum(r[0] == kind for r in pool)
+            if len(alive) - have > worst[0]:
+                worst = (len(alive) - have, k, kind, alive)
+    over, k, kind, alive = worst
+    what = "vector" if kind == "v" else "scalar"
+    return (f"registers: run op after op, {len(alive)} {what} values are alive at body[{k}] "
+            f"({', '.join(alive)}), more than the pool's {sum(r[0] == kind for r in pool)} "
+            f"{what} registers")
+
+
+def _kind(op) -> str:
+    return "s" if SPECS[op.opcode].sig[:1] == ("sd",) else "v"
 
 
 def plan_loop(body, model, config, iterations: int, *, exact=False, max_stages=8, ii=None,
