@@ -353,6 +353,25 @@ ALIASING = [
 ]
 
 
+HISTORY = ("carried acc=v52,v53,v54,v55\n"
+           + "".join(f"before: vld {r}, [s4 + {512 * k}]\n"
+                     for k, r in enumerate(("v52", "v53", "v54", "v55")))
+           + "".join(f"after: vst {r}, [s3 + {512 * k}]\n"
+                     for k, r in enumerate(("v52", "v53", "v54", "v55")))
+           + "x = vld [s1 + 0 + 512*i]\nacc = vadd.f32 acc[-{d}], x\n"
+           "y = vsub.f32 acc[-1], acc\nvst y, [s2 + 0 + 512*i]\n")
+
+
+@pytest.mark.parametrize("d", [2, 4])
+def test_every_register_of_a_carried_value_after_every_trip_count(d):
+    """acc[-d] with four registers and an op reading acc[-1] and acc: after the loop the four
+    registers hold iterations n−1 … n−4 (or the values before the loop), for every trip count
+    from 0 to 100, as the body's iterations run one after another leave them."""
+    text = "\n".join(BEFORE) + "\n" + HISTORY.format(d=d)
+    for n in range(101):
+        assert refused_or_equal(text, n, n, False).startswith("equal"), n
+
+
 @pytest.mark.parametrize("body, n", ALIASING)
 @pytest.mark.parametrize("exact", [False, True])
 def test_bodies_whose_memory_meets_across_iterations(body, n, exact):
