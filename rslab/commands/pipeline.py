@@ -11,17 +11,24 @@ lines hold the assembly around the loop; ``iterations N`` the trip count;
 ``--example dot_bf16_body`` are the packaged bodies (``rslab/examples``); see the
 pipelining chapter.
 
-Prints ResMII with the binding resource (each strided base's pointer increment takes a
-scalar slot once per kernel pass, so the body's scalar ops must leave one slot free; the
-hardware loop itself issues nothing), the
-memory dependences the schedule keeps (store → load, load → store, store → store, each
-with its iteration distance: the format's Memory rule below), RecMII with its critical
-recurrence, the schedule found (iterative modulo scheduling;
-``--exact`` asks the integer program from MII up), the modulo reservation table and
-the stage table, then writes the whole program (before, prologue / kernel / epilogue,
-after, halt) to ``-o FILE`` or prints it (``-o -``: the program alone on stdout, the
-report on stderr), ready for ``rslab sim``. Errors read ``FILE:LINE: error: ...``;
-exit status 2.
+Prints ResMII with the binding resource (a load or store books its port for its bank
+conflict; each strided base's pointer increment takes a scalar slot once per kernel
+pass, so the body's scalar ops must leave one slot free; the hardware loop itself issues
+nothing), the memory dependences the schedule keeps (store → load, load → store,
+store → store, each with its iteration distance: the format's Memory rule below), RecMII
+with its critical recurrence, the schedule found (iterative modulo scheduling;
+``--exact`` asks the integer program from MII up; ``--ii N`` schedules at N only), the
+bottleneck as ``rslab sim`` names it for the run (the unit, FIFO or recurrence that
+binds, in cycles per source iteration, the II's rounding and the unroll that removes
+it, the critical sequence; why the II is higher, when it is), the modulo reservation
+table and the stage table, then writes the whole program (before, prologue / kernel /
+epilogue, after, halt) to ``-o FILE`` or prints it (``-o -``: the program alone on
+stdout, the report on stderr), ready for ``rslab sim``. Each emitted op of the body
+carries a ``#@ LABEL iN sK`` note (its body op, source iteration, stage), which
+``rslab sim`` shows in its timeline and trace. ``--unroll K`` schedules K source
+iterations as one (the last iterations mod K run op after op); ``--sweep`` prints the
+cycles per source iteration over IIs and unrolls instead. Errors read
+``FILE:LINE: error: ...``; exit status 2.
 """
 
 import json
@@ -252,7 +259,11 @@ def print_report(rep: dict, wrote: str | None, out=None) -> None:
         print(text, file=out or sys.stdout)
 
     circuit = " → ".join(rep["critical_circuit"] + rep["critical_circuit"][:1]) or "none"
-    usage = ", ".join(f"{k} {v}/{rep['units'][k]}" for k, v in rep["usage"].items() if v)
+    usage = ", ".join(f"{k} {v}/{rep['units'][k]}" for k, v in rep["usage"].items()
+                      if v or (k == "scalar" and rep["pointer_increments"]))
+    if rep["pointer_increments"]:
+        usage += (f" + 1 kept free for the {rep['pointer_increments']} pointer increment(s), "
+                  "once per kernel pass")
     say(f"{rep['file']}: {rep['ops']} ops per iteration, {rep['pointer_increments']} pointer "
         "increment(s) (sadd, scalar slot) per kernel pass; the hardware loop issues nothing")
     say(f"ResMII {rep['res_mii']} (binding: {rep['res_binding']}; cycles booked per "

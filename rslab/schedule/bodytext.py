@@ -16,14 +16,20 @@
     acc0 = vadd.f32 acc0[-1], e0    # NAME[-d]: the value from d iterations back
     vst e0, [s2 + 0 + 512*i]        # an op that defines no value
 
+The meaning of a body is its iterations run one after another, op after op
+(``rslab.schedule.sequential``); the pipelined program computes exactly that.
+
 Rules: a value is defined once; a read of a value before its definition must be
 marked ``[-1]`` (loop-carried), and a loop-carried value needs a ``carried``
 register (its loop-carried state; the caller's ``before:`` lines initialise it, the
 ``after:`` lines read the last iteration's value there). ``NAME[-d]`` reads the value
 of d iterations back (d ≤ 8); such a value needs d registers, ``carried
-acc=v50,v51`` for ``acc[-2]``: the values of iterations −1 and −2, which the
-``before:`` lines set; the loop renames it (modulo variable expansion), and after
-the loop the first register holds the last iteration's value (the others: scratch).
+acc=v50,v51`` for ``acc[-2]``: its values of iterations −1, −2, … in that order. The
+``before:`` lines set them; after the loop, for every trip count n, the k-th register
+holds the value of iteration n − k (for n < k, the value the (k − n)-th register held
+before the loop), so the ``after:`` lines may read every one. An op may read ``X[-1]``
+and ``X`` (the value of this iteration, after its definition); the loop renames a
+carried value that one register cannot hold (modulo variable expansion).
 An op that writes a register
 (``vld``, ``vadd.f32``, ``vred.add`` …) defines a value; a store or a push does
 not (a push defines its ``@TOKEN``). A value is a vector register, or a scalar one
@@ -31,16 +37,23 @@ when its op writes a scalar (``s = vred.add x``). Everything that is not a value
 (``v60``, ``s1``, ``0.5``) passes through as a live-in, checked against the
 instruction table. The pool (default v0-v47 and s16-s31, less every register the
 file names) must hold neither a live-in nor a carried register nor a register the
-``after:`` lines read. Pops take the pushes' tokens in push order (the FIFO is
-in order), and one iteration run op after op never holds more results in the FIFO
-than it has entries. A value's name is not a register's (``v1 = ...`` is refused).
-``before:`` and ``after:`` lines hold bundles of the machine's assembly (no label, no
-loop directive). A body holds at most 256 ops in at most 1 MiB of text. ``#`` starts a
-comment. Every error is a ``BodyError`` naming the line.
+``after:`` lines read; a pool too small for the schedule raises its II, at last to the
+body run op after op, and only a pool too small for that is refused. The FIFO is in
+order: the k-th pop of an iteration takes the k-th push's result, whatever token it
+names (the report notes a pop that names another), and each pop comes after its push;
+one iteration run op after op never holds more results in the FIFO than it has
+entries. A value's name is not a register's (``v1 = ...`` is refused). ``before:`` and
+``after:`` lines hold bundles of the machine's assembly (no label, no loop directive),
+each within the machine's slots. A body holds at most 256 ops in at most 1 MiB of text.
+``#`` starts a comment. Every error is a ``BodyError`` naming the line.
 
-Memory: every operand on one base register has the same stride, and the base advances
-by it once per iteration, so no op of the body and no ``after:`` line may read it as a
-value. Loads and stores keep the order of the body's sequential loop wherever their
+Memory: a base register's operands may have several strides (0 too), and the body and
+its ``after:`` lines may read the base as a value: the loop never moves it then, and
+each non-zero stride gets a copy of it (a scalar register of the pool, set before the
+loop) that advances instead; a base with one stride that nothing reads advances itself,
+once per kernel pass. A vector load or store books its port for its bank-conflict
+degree, from its lane stride (``vld.s [...], 128``: all lanes in one bank, 128
+cycles). Loads and stores keep the order of the body's sequential loop wherever their
 bytes may meet: for a store and another access, the scheduler solves for the iteration
 distances d (within the trip count) at which they touch a common byte (a ``vld.s`` or
 ``vst.s`` counts its whole span, first lane to last) and makes the later one wait d
@@ -49,8 +62,9 @@ operands on one base register, or on two whose values when the loop starts are k
 (set by ``sli`` of one value in the ``before:`` lines, or never written there: 0);
 known bases with different strides whose bytes over the whole trip meet are ordered at
 every distance. A store and another access through different base registers, one of
-them of unknown value, are refused, naming both lines; so is an access through a base of
-known value that is not word-aligned or leaves VMEM in some iteration. Loads through a base
+them of unknown value, are ordered at every distance (they may meet anywhere). An access
+through a base of known value that is not word-aligned or leaves VMEM in some iteration
+is refused, naming its line. Loads through a base
 of unknown value are the body's to keep inside VMEM: outside it, the program stops where
 the body run iteration after iteration would (``rslab sim`` names the op).
 """
