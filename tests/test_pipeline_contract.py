@@ -20,7 +20,8 @@ from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 from rslab.commands.pipeline import pipeline_text
-from rslab.machine import MachineConfig, MachineError, assemble, simulate
+from rslab.machine import MachineError, assemble, simulate
+from rslab.machine.overrides import apply_overrides
 from rslab.machine.pressure import loop_pressure
 from rslab.schedule.body import Use
 from rslab.schedule.bodytext import parse_body
@@ -258,34 +259,45 @@ def _memory(seed: int) -> np.ndarray:
     return {0: words[:low], SHARED - 4096: words[low:]}
 
 
-def _stores(program: str, vmem: dict, trace: bool = False):
-    run = simulate(assemble(program), MachineConfig(), vmem=vmem, trace=trace)
+MACHINES = [(), (), (), (("valu_slots", "1"),), (("valu_slots", "3"), ("sfu_hold", "0")),
+            (("fifo_depth", "4"), ("sfu_hold", "3")), (("vmem_banks", "32"),),
+            (("ld_slots", "2"), ("sfu_latency", "20"))]
+"""Machine changes (``--config``) a body is pipelined and run for: the default machine, or
+fewer or more VALU slots, another SFU hold, a shallow FIFO, fewer banks (a contiguous
+vector load then conflicts four ways), two load ports and a slower SFU."""
+
+
+def _stores(program: str, vmem: dict, machine=(), trace: bool = False):
+    run = simulate(assemble(program), apply_overrides(machine), vmem=vmem, trace=trace)
     return run.read_vmem(0, SEEN // 4), run
 
 
-def refused_or_equal(text: str, n: int, seed: int, exact: bool) -> str:
+def refused_or_equal(text: str, n: int, seed: int, exact: bool, machine=(),
+                     unroll: int = 1) -> str:
     """'refused: WHY', 'equal', 'equal, memory ordered' (the schedule kept memory
     dependences) or 'both fault' (a load through a base of unknown value leaves VMEM, in the
     sequential body and in the program alike); fails the test on any other outcome. When the
     program's main loop runs enough passes for a steady state, its cycles per source
     iteration are the schedule's: II over the source iterations a scheduled one holds."""
     try:
-        rep = pipeline_text(text, "body.s", iterations=n, exact=exact, max_stages=4)
+        rep = pipeline_text(text, "body.s", machine, iterations=n, exact=exact,
+                            max_stages=4, unroll=unroll)
     except ValueError as exc:
         message = str(exc)
         assert re.match(r"^body\.s:\d+: \S", message) and "\n" not in message, message
         return "refused: " + re.sub(r"^body\.s:\d+: ", "", message)[:60]
     vmem = _memory(seed)
-    body = parse_body(text)
+    config = apply_overrides(machine)
+    body = parse_body(text, machine=config)
     try:
-        expected = _stores(sequential_program(body, n), vmem)[0]
+        expected = _stores(sequential_program(body, n, config), vmem, machine)[0]
     except MachineError:
         with pytest.raises(MachineError):
-            _stores(rep["program"], vmem)
-        known = body.memory(n, MachineConfig()).bases
+            _stores(rep["program"], vmem, machine)
+        known = body.memory(n, config).bases
         assert any(op.addr.base not in known for op in body.ops if op.addr), text
         return "both fault"
-    got, run = _stores(rep["program"], vmem, trace=True)
+    got, run = _stores(rep["program"], vmem, machine, trace=True)
     bad = np.flatnonzero(expected != got)
     assert not bad.size, (f"word {bad[0]} (byte {4 * bad[0]}): {got[bad[0]]:#x}, the "
                           f"sequential body stores {expected[bad[0]]:#x}\n{text}")
@@ -320,10 +332,14 @@ def refusal_rate(request):
 
 
 @examples("pipeline")
-@given(case=bodies(), seed=st.integers(0, 2**32 - 1), exact=st.integers(0, 7))
-def test_pipeline_refuses_or_stores_what_the_body_computes(case, seed, exact):
+@given(case=bodies(), seed=st.integers(0, 2**32 - 1), exact=st.integers(0, 7),
+       machine=st.sampled_from(MACHINES), unroll=st.sampled_from([1, 1, 1, 2, 3]))
+def test_pipeline_refuses_or_stores_what_the_body_computes(case, seed, exact, machine, unroll):
+    """On the machines of ``MACHINES``, a body scheduled as it is (one in eight also by the
+    integer program, ``--exact``) or unrolled (``--unroll`` 2 or 3)."""
     text, n, valid, features = case
-    outcome = refused_or_equal(text, n, seed, exact == 0)
+    exact = exact == 0 and unroll == 1
+    outcome = refused_or_equal(text, n, seed, exact, machine, unroll)
     TALLY["bodies"] += 1
     TALLY["valid"] += valid
     for f in features:
@@ -332,7 +348,7 @@ def test_pipeline_refuses_or_stores_what_the_body_computes(case, seed, exact):
         TALLY["refused"] += 1
         TALLY["reasons"][outcome] = TALLY["reasons"].get(outcome, 0) + 1
     event(("valid, " if valid else "invalid, ") + outcome.split(":")[0]
-          + (" (--exact)" if exact == 0 else ""))
+          + (" (--exact)" if exact else "") + (f" (--unroll {unroll})" if unroll > 1 else ""))
 
 
 FIXED = [

@@ -71,6 +71,52 @@ def circuits(n: int, edges, limit: int = 100_000) -> list:
     return found
 
 
+def max_ratio_circuit(n: int, edges) -> tuple:
+    """(the most latency per iteration over the circuits of a graph on nodes 0 … n−1 that span
+    an iteration or more, as a Fraction, and one circuit that has it) without enumerating
+    the circuits (Lawler's search: a circuit of more than λ cycles per iteration is a
+    positive cycle of the weights latency − λ·distance, which Bellman–Ford finds); (None, [])
+    when no circuit spans an iteration. The caller rules out circuits within one iteration
+    of positive latency first (``positive_cycle`` of the distance-0 edges)."""
+    edges = list(edges)
+    total = sum(e.latency for e in edges) + 1
+    if not positive_cycle(n, edges, 1, -total):  # no circuit spans an iteration
+        return None, []
+    span = sum(e.distance for e in edges)  # the most iterations a circuit spans
+    lo, hi = Fraction(-1), Fraction(total)
+    while hi - lo >= Fraction(1, 2 * span * span):
+        mid = (lo + hi) / 2
+        if positive_cycle(n, edges, mid.denominator, mid.numerator):
+            lo = mid
+        else:
+            hi = mid
+    return hi.limit_denominator(span), positive_cycle(n, edges, lo.denominator, lo.numerator)
+
+
+def positive_cycle(n: int, edges, q: int, p: int) -> list:
+    """A circuit whose weights q·latency − p·distance add up to more than zero (its edges in
+    order), or [] (Bellman–Ford for the longest paths from every node at once)."""
+    best, pred = [0] * n, [None] * n
+    last = None
+    for _ in range(n + 1):
+        last = None
+        for e in edges:
+            w = best[e.src] + q * e.latency - p * e.distance
+            if w > best[e.dst]:
+                best[e.dst], pred[e.dst], last = w, e, e.dst
+        if last is None:
+            return []
+    for _ in range(n):  # walk back into the cycle
+        last = pred[last].src
+    cycle, node = [], last
+    while True:
+        e = pred[node]
+        cycle.append(e)
+        node = e.src
+        if node == last:
+            return cycle[::-1]
+
+
 def _leading_back(start: int, into: dict) -> set:
     """``start`` and the nodes above it from which a path through such nodes reaches it."""
     found, todo = {start}, [start]

@@ -15,7 +15,13 @@ import math
 from dataclasses import dataclass
 from fractions import Fraction
 
-from rslab.machine.bottleneck import Floor, circuits, recurrence
+from rslab.machine.bottleneck import (
+    Floor,
+    circuits,
+    max_ratio_circuit,
+    positive_cycle,
+    recurrence,
+)
 from rslab.schedule.body import Graph, build_graph
 from rslab.schedule.model import SlotModel, slot_of
 
@@ -85,7 +91,11 @@ def rec_mii(graph: Graph):
     a register's reuse)."""
     best, best_circuit, floor, key = 0, (), None, None
     labels = graph.labels()
-    for circuit in elementary_circuits(graph):
+    try:
+        found = elementary_circuits(graph, CIRCUITS)
+    except ValueError:  # too many to enumerate: the exact search instead
+        return _searched(graph, labels)
+    for circuit in found:
         delay = sum(e.latency for e in circuit)
         distance = sum(e.distance for e in circuit)
         if distance == 0:
@@ -101,6 +111,22 @@ def rec_mii(graph: Graph):
         if key is None or rank > key:
             key, floor = rank, recurrence(circuit, labels)
     return best, best_circuit, floor
+
+
+CIRCUITS = 20_000
+"""The most elementary circuits ``rec_mii`` enumerates; beyond, it searches for the worst."""
+
+
+def _searched(graph: Graph, labels) -> tuple:
+    """``rec_mii`` by Lawler's search (:func:`rslab.machine.bottleneck.max_ratio_circuit`)."""
+    inner = positive_cycle(graph.n, [e for e in graph.edges if e.distance == 0], 1, 0)
+    if inner:
+        names = [labels[e.src] for e in inner]
+        raise ValueError(f"body: dependence cycle within one iteration: {names}")
+    ratio, circuit = max_ratio_circuit(graph.n, graph.edges)
+    if ratio is None:
+        return 0, (), None
+    return math.ceil(ratio), tuple(labels[e.src] for e in circuit), recurrence(circuit, labels)
 
 
 def analyse(body_or_graph, model: SlotModel | None = None, *, reserve_scalar: int = 0) -> Bounds:

@@ -10,6 +10,7 @@ found.
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 
 from rslab.schedule.body import Graph, build_graph
@@ -174,15 +175,15 @@ class _IMS:
         return 1 if res == "pop" else self.g.model.units[res]
 
     def _resource_conflicts(self, k, t, mrt):
-        """Ops that must leave for op k to issue at t; None if the row can never hold it."""
+        """Ops that must leave for op k to issue at t; None if the row can never hold it (an
+        op booked longer than II books some rows more than once)."""
         victims = set()
-        for res, row in self._usage(k, t):
+        for (res, row), need in Counter(self._usage(k, t)).items():
             free = self._capacity(res) - self.reserved.get(res, {}).get(row, 0)
-            if free <= 0:
+            if need > free:
                 return None
             used = mrt.get((res, row), [])
-            if len(used) >= free:
-                victims.add(used[0])
+            victims.update(used[:max(0, len(used) + need - free)])
         return victims
 
     def _held(self, p, q, times) -> tuple | None:

@@ -224,11 +224,12 @@ def pipeline_body(body, model, config, iterations: int, *, exact=False, max_stag
     """The pipelined program of ``body`` (a parsed
     :class:`~rslab.schedule.bodytext.LoopBody`): its loops and its text."""
     check_addresses(body.ops, body.memory(iterations, config))
-    out = Pipelined(body, iterations, unroll)
     if unroll == 1 or iterations < unroll:
+        out = Pipelined(body, iterations, 1)
         out.loops.append(plan_loop(body, model, config, iterations, exact=exact,
                                    max_stages=max_stages, ii=ii))
         return out
+    out = Pipelined(body, iterations, unroll)
     wide = unroll_body(body, unroll)
     trips, left = divmod(iterations, unroll)
     out.loops.append(plan_loop(wide, model, config, trips, exact=exact,
