@@ -8,6 +8,7 @@ cycles per source iteration ``pipeline`` promised, and name the same bottleneck.
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,6 +17,7 @@ from rslab.machine.units import tree_sum
 from rslab.schedule.bodytext import parse_body
 from rslab.schedule.sequential import sequential_program
 
+ROOT = Path(__file__).resolve().parents[1]
 ROW = np.random.default_rng(36).standard_normal(64 * 1024).astype(np.float32)
 """VMEM from byte 0: the loops' input rows (64 vectors of 128 float32 at 512 bytes each from
 byte 0, another 64 from byte 65536, ...)."""
@@ -108,14 +110,7 @@ def test_k1_three_registers_hold_the_last_three_iterations_at_every_trip_count(t
     assert rep["ii"] == 1  # one load a cycle; the max's 3 cycles over 3 iterations
 
 
-COLUMN = """iterations 64
-carried acc=v50
-before: sli s1, 0
-before: vli v50, 0
-after: vred.add s3, v50
-x = vld.s [s1 + 0 + 4*i], 128
-acc = vadd.f32 acc[-1], x
-"""
+COLUMN = (ROOT / "rslab" / "examples" / "column_sum_body.s").read_text()
 
 
 def test_k3_a_column_sum_books_its_bank_conflict(tmp_path):
@@ -130,26 +125,7 @@ def test_k3_a_column_sum_books_its_bank_conflict(tmp_path):
     same_bottleneck(rep, sim)
 
 
-ONLINE = """iterations 48
-carried m=v50 s=v51
-before: sli s1, 0
-before: vli v50, -inf ; vli v51, 0
-before: vli v61, 0x3fb8aa3b
-after: vred.max s3, v50
-after: vred.add s4, v51
-x = vld [s1 + 0 + 512*i]
-m = vmax.f32 m[-1], x
-d = vsub.f32 m[-1], m
-dl = vmul.f32 d, v61
-@c = vexp2 dl
-z = vsub.f32 x, m
-zl = vmul.f32 z, v61
-@e = vexp2 zl
-c = vpop @c
-e = vpop @e
-sc = vmul.f32 s[-1], c
-s = vadd.f32 sc, e
-"""
+ONLINE = (ROOT / "rslab" / "examples" / "online_softmax_body.s").read_text()
 
 
 def test_k4_online_softmax_reads_the_old_and_the_new_max(tmp_path):
@@ -159,6 +135,8 @@ def test_k4_online_softmax_reads_the_old_and_the_new_max(tmp_path):
     rep, sim, _ = run_loop(tmp_path, ONLINE, "s3,s4,v50,v51")
     assert rep["ii"] == 6 and per_source(sim) == 6 and "m" in rep["renamed"]
     same_bottleneck(rep, sim)
+    packaged = json.loads(ok(rslab("pipeline", "--example", "online_softmax_body", "--json")))
+    assert packaged["program"] == rep["program"]
 
 
 POOL = """iterations 40

@@ -7,9 +7,10 @@ iteration's value, and needs ``carried NAME=vN``; ``NAME[-d]`` reads d iteration
 expansion renames the value); memory is ``[sN + OFFSET + STRIDE*i]``;
 an SFU push defines ``@TOKEN``, which one ``vpop`` takes; ``before:`` / ``after:``
 lines hold the assembly around the loop; ``iterations N`` the trip count;
-``registers vA-vB sC-sD`` the free registers). ``--example sumexp_body`` and
-``--example dot_bf16_body`` are the packaged bodies (``rslab/examples``); see the
-pipelining chapter.
+``registers vA-vB sC-sD`` the free registers). ``--example sumexp_body``,
+``dot_bf16_body``, ``online_softmax_body`` (a carried value read before and after its
+new value) and ``column_sum_body`` (a bank-conflicting strided load) are the packaged
+bodies (``rslab/examples``); see the pipelining chapter.
 
 Prints ResMII with the binding resource (a load or store books its port for its bank
 conflict; each strided base's pointer increment takes a scalar slot once per kernel
@@ -46,7 +47,8 @@ def configure(p):
     p.add_argument("file", nargs="?", default="-", metavar="BODY.s",
                    help="the loop body (- or nothing: standard input)")
     p.add_argument("--example", metavar="NAME",
-                   help="the packaged body NAME.s instead (sumexp_body, dot_bf16_body)")
+                   help="the packaged body NAME.s instead (sumexp_body, dot_bf16_body, "
+                        "online_softmax_body, column_sum_body)")
     p.add_argument("-o", "--output", metavar="FILE.s",
                    help="write the pipelined program here (default: print it after the "
                         "report; -: the program alone on stdout, the report on stderr, so "
