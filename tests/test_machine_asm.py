@@ -92,9 +92,8 @@ def test_body_notes_are_parsed_into_each_op():
                        "vadd.f32 v1, v0, v0  # a plain comment\nendloop\nhalt\n")
     loop, first, second = program.entries[:3]
     assert loop.per_pass == 2
-    assert [op.source for op in first.ops] == [("x", 4, 0), None]
-    assert second.ops[0].source is None
+    assert first.sources == (("x", 4, 0), None) and second.sources == (None,)
     for bad, what in (("vld v0, [s1 + 0]  #@ x i4 s0 ; y i1 s1", "names 2 op(s), the bundle has 1"),
-                      ("vld v0, [s1 + 0]  #@ x 4 0", "expected LABEL iN sK or -")):
+                      ("vld v0, [s1 + 0]  #@ x 4 0", "expected LABEL iN sK or - for each op")):
         with pytest.raises(AssemblyError, match=re.escape(what)):
             assemble(bad)

@@ -11,7 +11,7 @@ Two comments are read (``rslab pipeline`` writes them):
 - a bundle's ``#@ NOTE ; NOTE ; …``, one note per op in order: ``LABEL iN sK`` (the op
   of the loop body labelled LABEL, for source iteration N in stage K; inside a hardware
   loop, N is that of the loop's first pass) or ``-`` (an op of no body line, such as a
-  pointer increment); it becomes each op's :attr:`Op.source`;
+  pointer increment); it becomes the bundle's :attr:`Entry.sources`, one per op;
 - a ``loop`` line's ``# U source iteration(s) per pass``: each pass of the loop runs U
   iterations of the source loop (:attr:`Entry.per_pass`).
 """
@@ -30,7 +30,7 @@ _LABEL = re.compile(r"^\s*([A-Za-z_][\w.]*)\s*:(.*)$")
 _REG = re.compile(r"^([vs])(\d+)$")
 _MEM = re.compile(r"^\[\s*s(\d+)\s*(?:([+-])\s*([^\]]+?))?\s*\]$")
 _NAME = re.compile(r"^[A-Za-z_][\w.]*$")
-_NOTE = re.compile(r"^(\S+) i(\d+) s(\d+)$")
+_NOTES = re.compile(r"^@\s*(?:-|\S+ i\d+ s\d+)(?:\s*;\s*(?:-|\S+ i\d+ s\d+))*\s*$")
 _PER_PASS = re.compile(r"#.*?(\d+) source iterations? per pass")
 MAX_REG_INDEX = 1023
 IMM_RANGE = (-(2**31), 2**32)
@@ -51,15 +51,13 @@ class Op:
 
     Operands are tagged tuples: ``("v", i)``, ``("s", i)``, ``("imm", int)``,
     ``("mem", sreg, offset)``, ``("label", name, target_pc)``, or ``None`` for an
-    omitted optional operand. ``source`` is the loop-body op it comes from, as the line's
-    ``#@`` note gives it: (label, source iteration, stage), or None.
+    omitted optional operand.
     """
 
     name: str
     operands: tuple
     line: int
     text: str
-    source: tuple | None = None
 
 
 @dataclass(frozen=True)
@@ -69,6 +67,8 @@ class Entry:
     ``ops`` holds the bundle's ops (empty for ``nop``); for ``loop``, ``count`` is
     ``("imm", n)`` or ``("s", i)``, ``end`` the pc of its ``endloop`` and ``per_pass`` the
     source iterations one pass runs; for ``endloop``, ``start`` is the pc of its ``loop``.
+    A bundle's ``note`` is its line's ``#@`` note (checked; ``""``: none), read as
+    :attr:`sources`.
     """
 
     kind: str
@@ -79,6 +79,19 @@ class Entry:
     start: int = -1
     end: int = -1
     per_pass: int = 1
+    note: str = ""
+
+    @functools.cached_property
+    def sources(self) -> tuple:
+        """Per op, the loop-body op it runs, (label, source iteration, stage), or None."""
+        if not self.note:
+            return (None,) * len(self.ops)
+        out = []
+        for note in self.note.split(";"):
+            parts = note.split()
+            out.append(None if parts == ["-"] else
+                       (parts[0], int(parts[1][1:]), int(parts[2][1:])))
+        return tuple(out)
 
 
 @dataclass(frozen=True)
@@ -240,29 +253,27 @@ def parse_op(text: str, line: int = 0) -> Op:
     return Op(name, tuple(operands), line, text)
 
 
-def _parse_cached(text: str, line: int, parsed: dict, source=None) -> Op:
+def _parse_cached(text: str, line: int, parsed: dict) -> Op:
     """``parse_op`` once per distinct op text of a program (kernels repeat their loops)."""
     op = parsed.get(text)
     if op is None:
         op = parsed[text] = parse_op(text, line)
-    return Op(op.name, op.operands, line, op.text, source)
+        return op
+    return Op(op.name, op.operands, line, op.text)
 
 
-def _notes(comment: str, count: int, lineno: int, raw: str) -> list:
-    """The ``#@`` notes of a bundle line (see the module docstring): one source per op."""
+def _note(comment: str, count: int, lineno: int, raw: str) -> str:
+    """A bundle line's ``#@`` note (see the module docstring), checked: one per op."""
     if not comment.startswith("@"):
-        return [None] * count
-    notes = [n.strip() for n in comment[1:].split(";")]
-    if len(notes) != count:
-        raise AssemblyError(lineno, raw, f"the #@ note names {len(notes)} op(s), the bundle "
-                            f"has {count}: one note per op, '-' for an op of no body line")
-    out = []
-    for note in notes:
-        m = _NOTE.match(note)
-        if note != "-" and not m:
-            raise AssemblyError(lineno, raw, f"#@ note {note!r}: expected LABEL iN sK or -")
-        out.append((m.group(1), int(m.group(2)), int(m.group(3))) if m else None)
-    return out
+        return ""
+    if not _NOTES.match(comment):
+        raise AssemblyError(lineno, raw, "#@ notes: expected LABEL iN sK or - for each op, "
+                            "separated by ';'")
+    if comment.count(";") + 1 != count:
+        raise AssemblyError(lineno, raw, f"the #@ note names {comment.count(';') + 1} op(s), "
+                            f"the bundle has {count}: one note per op, '-' for an op of no "
+                            "body line")
+    return comment[1:]
 
 
 def _check_bundle(ops, line, text):
@@ -352,13 +363,13 @@ def assemble(text: str) -> Program:
         if head in ("loop", "endloop", "halt"):
             _directive(head, parts, lineno, raw, entries, stack)
             continue
-        ops = tuple(_parse_cached(p, lineno, parsed, note) for p, note in
-                    zip(parts, _notes(comment, len(parts), lineno, raw), strict=True))
+        ops = tuple(_parse_cached(p, lineno, parsed) for p in parts)
+        note = _note(comment, len(parts), lineno, raw)
         if len(ops) > 1:
             _check_bundle(ops, lineno, raw)
         if ops[0].name == "nop":
-            ops = ()
-        entries.append(Entry("bundle", ops=ops, line=lineno, text=body))
+            ops, note = (), ""
+        entries.append(Entry("bundle", ops=ops, line=lineno, text=body, note=note))
     if stack:
         e = entries[stack[-1]]
         raise AssemblyError(e.line, e.text, "loop without a matching endloop")
@@ -398,7 +409,7 @@ def _resolve_labels(entries, labels):
                     raise AssemblyError(op.line, op.text, f"branch to {label!r} crosses a "
                                         "hardware-loop boundary")
                 op = Op(op.name, op.operands[:-1] + (("label", label, target),), op.line,
-                        op.text, op.source)
+                        op.text)
             ops.append(op)
-        resolved.append(Entry("bundle", ops=tuple(ops), line=e.line, text=e.text))
+        resolved.append(Entry("bundle", ops=tuple(ops), line=e.line, text=e.text, note=e.note))
     return resolved

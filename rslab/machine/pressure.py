@@ -110,22 +110,19 @@ def _unit_floors(run, pc0: int, booked: dict) -> list:
     """The floors of the loop's units and FIFO per source iteration, from its code."""
     entry, config = run.program.entries[pc0], run.config
     per = entry.per_pass
-    ops = [(op, SPECS[op.name].slot) for pc in range(pc0 + 1, entry.end)
-           for op in run.program.entries[pc].ops]
+    ops = [(op, SPECS[op.name].slot, op.text if source is None else source[0])
+           for pc in range(pc0 + 1, entry.end)
+           for op, source in zip(run.program.entries[pc].ops, run.program.entries[pc].sources,
+                                 strict=True)]
     out = [Floor("unit", slot, Fraction(n, config.slots[slot] * per),
-                 tuple(dict.fromkeys(_name(op) for op, s in ops if s == slot)))
+                 tuple(dict.fromkeys(name for _, s, name in ops if s == slot)))
            for slot, n in booked.items() if n]
-    pushes = [op for op, _ in ops if op.name in SFU_OPS]
+    pushes = [name for op, _, name in ops if op.name in SFU_OPS]
     if pushes:
         held = config.latency["sfu"] + config.latency["pop"]
         out.append(Floor("fifo", "fifo", Fraction(len(pushes) * held, config.fifo_depth * per),
-                         tuple(dict.fromkeys(_name(op) for op in pushes))))
+                         tuple(dict.fromkeys(pushes))))
     return out
-
-
-def _name(op) -> str:
-    """An op by its loop-body label when the program gives it, else by its text."""
-    return op.source[0] if op.source is not None else op.text
 
 
 def _bound(units, top, stalls, n, empty) -> str:

@@ -43,10 +43,11 @@ class _Nodes:
     def __init__(self):
         self.ids = {}
 
-    def of(self, op, pc: int, when: int) -> tuple[int, int]:
-        """(node, source iteration) of an op issued in a pass of source iteration ``when``."""
-        key = op.source[0] if op.source is not None else (pc, op.text)
-        at = op.source[1] if op.source is not None else when
+    def of(self, text: str, source, pc: int, when: int) -> tuple[int, int]:
+        """(node, source iteration) of an op (its text and loop-body ``source``) issued in a
+        pass of source iteration ``when``."""
+        key = source[0] if source is not None else (pc, text)
+        at = source[1] if source is not None else when
         return self.ids.setdefault(key, len(self.ids)), at
 
     def names(self) -> dict:
@@ -65,8 +66,9 @@ def loop_recurrence(run, pc0: int, passes, deps) -> list:
             continue
         for p, _ in deps[i]:
             if ops[p].bundle in inside:
-                (a, ta), (b, tb) = (nodes.of(ops[p], ops[p].pc, ops[p].iters[-1] * per),
-                                    nodes.of(op, op.pc, op.iters[-1] * per))
+                (a, ta), (b, tb) = (nodes.of(ops[p].text, ops[p].source, ops[p].pc,
+                                             ops[p].iters[-1] * per),
+                                    nodes.of(op.text, op.source, op.pc, op.iters[-1] * per))
                 edges.add(_Edge(a, b, ops[p].ready - ops[p].issue, tb - ta))
     edges |= _memory_edges(run, pc0, nodes)
     try:
@@ -84,6 +86,7 @@ def _memory_edges(run, pc0: int, nodes: _Nodes) -> set:
     per = entries[pc0].per_pass
     body = [(pc, j, op) for pc in range(pc0 + 1, entries[pc0].end)
             for j, op in enumerate(entries[pc].ops)]
+    sources = {(pc, j): entries[pc].sources[j] for pc, j, _ in body}
     steps, moved = {}, set()
     for pc, _, op in body:
         w = reg_write(op)
@@ -107,8 +110,8 @@ def _memory_edges(run, pc0: int, nodes: _Nodes) -> set:
             d = _first_pass(s_lo + shift, s_hi + shift, l_lo, l_hi, step,
                             (l_pc, l_j) > (s_pc, s_j))
             if d is not None:
-                a, ta = nodes.of(s_op, s_pc, 0)
-                b, tb = nodes.of(l_op, l_pc, 0)
+                a, ta = nodes.of(s_op.text, sources[s_pc, s_j], s_pc, 0)
+                b, tb = nodes.of(l_op.text, sources[l_pc, l_j], l_pc, 0)
                 out.add(_Edge(a, b, config.latency["st"], tb + d * per - ta))
     return out
 

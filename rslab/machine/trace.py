@@ -39,7 +39,7 @@ class OpRecord:
     """One issued op: its bundle's index in ``Trace.bundles``, text, slot class, ``issue``
     and ``ready`` cycles (ready: the result is usable; for SFU pushes, at the FIFO head);
     ``source``: the loop-body op it runs (label, source iteration, stage) when the program
-    says so (:attr:`rslab.machine.asm.Op.source`, its iteration counted on by the passes of
+    says so (:attr:`rslab.machine.asm.Entry.sources`, its iteration counted on by the passes of
     the enclosing hardware loop), else None."""
 
     bundle: int
@@ -110,14 +110,14 @@ class Trace:
                 if pc >= len(self._static):
                     continue
                 per = entries[inner[pc]].per_pass if inner[pc] >= 0 and iters else 0
-                for (text, slot, ready, name, reads, write), op in zip(
-                        self._static[pc], entries[pc].ops, strict=True):
+                for (text, slot, ready, name, reads, write), source in zip(
+                        self._static[pc], entries[pc].sources, strict=True):
                     if name == "dma":
                         done = self._dma.get((pc, t), t + 1)
                     else:
                         done = t + (ready if ready is not None else 1)
-                    source = op.source if op.source is None or not per else (
-                        op.source[0], op.source[1] + iters[-1] * per, op.source[2])
+                    if source is not None and per:
+                        source = (source[0], source[1] + iters[-1] * per, source[2])
                     out.append(OpRecord(i, pc, text, slot, t, done, iters, reads, write,
                                         source))
             self._ops = out

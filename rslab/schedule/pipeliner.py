@@ -10,8 +10,8 @@ The choices, in the order they are made (each refuses nothing the body's sequent
 - *carried values*: one register each where one register holds them, renamed (modulo
   variable expansion) where it cannot or where renaming gives a smaller II
   (:func:`~rslab.schedule.body.renamed_values`);
-- *the schedule*: iterative modulo scheduling from MII up, or at ``ii`` only; ``exact``
-  also asks the integer program from MII up;
+- *the schedule*: iterative modulo scheduling from MII up (the body op after op if it finds
+  none), or at ``ii`` only; ``exact`` also asks the integer program from MII up;
 - *registers*: when the values do not fit the pool, the schedule with shorter lifetimes,
   then with a stage fewer, then at larger IIs, at last op after op (no overlap): refused
   only when even that does not fit.
@@ -57,8 +57,7 @@ class Plan:
         if self.expansion is None:
             return []
         moves = [" ; ".join(b) for b in parallel_moves(
-            {c: b for c, b in self.copies.items()}, "smov",
-            self.schedule.graph.model.units["scalar"], [])]
+            dict(self.copies), "smov", self.schedule.graph.model.units["scalar"], [])]
         return moves + self.expansion.text.splitlines()
 
 
@@ -94,13 +93,15 @@ def _graphs(body, model, memory, ops):
 
 
 def _schedule(graph, reserve: int, exact: bool, max_stages: int, ii: int | None):
-    """(heuristic schedule, the schedule to emit, the integer program's answers)."""
+    """(heuristic schedule, the schedule to emit, the integer program's answers); the body op
+    after op when iterative modulo scheduling finds none."""
     try:
         heuristic = modulo_schedule(graph, reserve_scalar=reserve, min_ii=ii or 1,
                                     max_ii=ii)
     except ValueError as exc:
         if ii is None:
-            raise
+            heuristic = op_after_op(graph, reserve_scalar=reserve)
+            return heuristic, heuristic, []
         bounds = analyse(graph, reserve_scalar=reserve)
         why = f"II {ii} is below MII {bounds.mii} (bound by {bounds.binding})" \
             if ii < bounds.mii else str(exc)
