@@ -216,6 +216,12 @@ def bodies(draw):
         if len(shown) > 1:
             features.add("history after the loop")
         lines += [f"after: vst {r}, [s3 + {512 * (3 * k + j)}]" for j, r in enumerate(shown)]
+    if draw(st.integers(0, 5)) == 0:  # a scalar counter read one or two iterations back
+        d = draw(st.sampled_from([1, 2]))
+        carried["cnt"] = ["s14", "s15"][:d]
+        lines += ["before: sli s14, 7", "before: sli s15, 11"]
+        lines += [f"after: sst {r}, [s3 + {4096 + 4 * j}]" for j, r in enumerate(carried["cnt"])]
+        ops.insert(draw(st.integers(0, len(ops))), f"cnt = sadd cnt[-{d}], 3")
     if carried:
         lines.append("carried " + " ".join(f"{v}={','.join(r)}" for v, r in carried.items()))
     if _feature(draw, "small pool", features, 5):  # within v5-v39, which the file names nowhere
