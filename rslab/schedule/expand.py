@@ -226,9 +226,6 @@ def expand(schedule: Schedule, iterations: int, *, registers, carried_registers=
         raise ValueError(f"history: {bad} must be rotating values with a carried register")
     copies = register_copies(schedule)
     bases = len(strided_bases(g.ops)) if pointers_advance else 0
-    if bases and not schedule.reserved_scalar:
-        raise ValueError("pointers: the schedule keeps no scalar slot for the pointer "
-                         "increments (modulo_schedule's reserve_scalar)")
     unroll = max([copies[v] for v in copies if v not in carried]
                  + [1 + len(r) for r in history.values()] + [1]
                  + [-(-bases // max(schedule.reserved_scalar, 1))])
@@ -238,6 +235,9 @@ def expand(schedule: Schedule, iterations: int, *, registers, carried_registers=
     regs = allocate_registers(schedule, unroll, registers, carried_registers, carried, entry,
                               exclusive=held)
     emitter = _Emitter(schedule, iterations, unroll, regs, last_drop, gates)
+    if emitter.passes and bases and not schedule.reserved_scalar:
+        raise ValueError("pointers: the schedule keeps no scalar slot for the pointer "
+                         "increments (modulo_schedule's reserve_scalar)")
     if emitter.passes and not pointers_advance and emitter.bases:
         raise ValueError("pointers_advance=False needs a loop without strided memory operands")
     dropped = sorted(v for v in entry if g.ops[g.producers[v]].label in last_drop)
