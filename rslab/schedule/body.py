@@ -120,6 +120,13 @@ class Graph:
     def labels(self) -> list:
         return [op.label for op in self.ops]
 
+    def renamed(self) -> Graph:
+        """The graph with every loop-carried value renamed: no anti-dependence (a reader of
+        the previous iteration's value need not come before the new value)."""
+        carried = {self.ops[e.src].dst for e in self.edges if e.kind == "flow" and e.distance}
+        return Graph(self.ops, [e for e in self.edges if e.kind != "anti"], self.model,
+                     self.producers, self.fifo_pairs, self.rotating | carried)
+
 
 def src_use(src, index: int, producers: dict):
     """Resolve a source operand to (producer, distance) or None for a live-in."""

@@ -415,7 +415,9 @@ def op_after_op(graph: Graph, *, reserve_scalar: int = 0) -> Schedule:
     """The body's own order as a schedule: one op a bundle, in program order, each as soon as
     its operands and slot allow, and the next iteration after the last op (with room for the
     pointer increments of ``reserve_scalar`` strided bases): no overlap, so the fewest values
-    live at once. Its II is what a loop costs that is not pipelined at all."""
+    live at once (every carried value renamed: a read of its previous value may come after
+    the new one). Its II is what a loop costs that is not pipelined at all."""
+    graph = graph.renamed()
     model = graph.model
     preds = {k: [] for k in range(graph.n)}
     for e in graph.edges:
