@@ -427,20 +427,23 @@ class _Emitter:
     def leave(self, out, value, register):
         """Copy the last iteration's ``value`` into ``register`` while that copy is live (from
         its result until its next iteration's read would be): in a bundle of the straight-line
-        code after the loop with a VALU slot free, else in a bundle of its own inserted before
-        the copy can be overwritten (or after the code, if it outlives the code)."""
+        code after the loop with a slot free (VALU for ``vmov``, scalar for ``smov``), else in
+        a bundle of its own inserted before the copy can be overwritten (or after the code, if
+        it outlives the code)."""
         k, last = self.g.producers[value], self.n - 1
         copies = self.regs[value]
         if copies[last % len(copies)] == register:
             return
-        move = f"vmov {register}, {copies[last % len(copies)]}"
+        opcode = "vmov" if register[0] == "v" else "smov"
+        move = f"{opcode} {register}, {copies[last % len(copies)]}"
         defined = last * self.ii + self.times[k]
         top = defined + max(self.life[value], 1)
-        units = self.g.model.units["valu"]
+        slot = slot_of(opcode)
+        units = self.g.model.units[slot]
         slots = [self._index(c) for c in range(top, defined + self.g.latency(k) - 1, -1)]
         for at in slots:
             if at is not None and at < len(out) and sum(
-                    slot_of(t.split()[0]) == "valu" for t in out[at]) < units:
+                    slot_of(t.split()[0]) == slot for t in out[at]) < units:
                 out[at].append(move)
                 return
         at = self._index(top)
