@@ -125,7 +125,9 @@ bench: $(STAMP)
 	$(BIN)/python -m rslab bench $(BENCH_ARGS)
 
 # The property tests' long profile (tests/fuzzing.py): 20,000 random programs, 5,000 random
-# sampler inputs, ...; the seed is FUZZ_SEED, the example counts are printed per test.
+# sampler inputs, 5,000 random loop bodies through rslab pipeline (the share of valid ones
+# refused is printed and held to 5 %), ...; the seed is FUZZ_SEED, the example counts are
+# printed per test.
 FUZZ_SEED ?= 15
 fuzz: $(STAMP)
 	RSLAB_FUZZ=long RSLAB_SCALE=quick $(BIN)/python -m pytest -q -p no:cacheprovider \

@@ -161,9 +161,9 @@ BODY = "carried acc=v50\nx = vld [s1 + 0 + 512*i]\nacc = vadd.f32 acc[-1], x\n"
      "acc is read 2 iterations back: give it 2 registers, its values of iterations -1 … -2: "
      "carried acc=v50,vN"),
     (BODY.replace("acc[-1]", "acc[-9]"), "3", "the distance must be 1 … 8"),
-    (BODY + "@e = vexp2 x\n@f = vexp2 x\nf = vpop @f\ne = vpop @e\n", "6",
-     "the FIFO returns results in push order"),
-    (BODY + "y = vld [s1 + 64]\n", "4", "every operand on one base needs the same stride"),
+    (BODY + "e = vpop @e\n@e = vexp2 x\n", "4", "@e is read before it is defined"),
+    ("before: vli v1, 0 ; vli v2, 0 ; vli v3, 0\n" + BODY, "1",
+     "before: this bundle needs 3 valu slots, the machine has 2: split it over two lines"),
     (BODY + "vst x, [s2 + 0]\nvst x, [s2 + 512]\nr = vred.add y\n", "6",
      "vred.add: expected a vector register, got 'y'"),
 ])

@@ -245,6 +245,8 @@ def print_report(rep: dict) -> None:
 
 def print_loop(lp: dict) -> None:
     """One hardware loop's steady state, what binds it, and its pressure and waits per op."""
+    from rslab.machine.bottleneck import sequence_text
+
     head = f"\nloop {lp['loop']} (line {lp['line']}, {lp['text']}): {lp['iterations']} iterations"
     if "cycles_per_iter" not in lp:
         print(head + "; too few for a steady state")
@@ -259,6 +261,8 @@ def print_loop(lp: dict) -> None:
           + (f" ({causes})" if causes else "")
           + f", {lp['empty_bundles_per_iter']:g} empty bundles per iteration")
     print(f"  bound by {lp['bound']}")
+    print(f"  bottleneck: {lp['bottleneck']['sentence']}\n  "
+          + sequence_text(lp["bottleneck"]))
     units = [s for s, u in lp["units"].items() if u["booked"]]
     print("  resource pressure per iteration (cycles booked / units):  "
           + "  ".join(f"{s} {lp['units'][s]['booked']}/{lp['units'][s]['units']} "

@@ -4,7 +4,9 @@
   Time: one cycle of the core is shown as 1 µs (``ts``/``dur`` in cycles), as the
   metadata says (``otherData.time_unit`` and the process name).
 * Every op slice carries ``args``: pc, source line and text, the iteration of each
-  enclosing hardware loop, issue and ready cycles.
+  enclosing hardware loop, issue and ready cycles, and, when the program says so
+  (``rslab pipeline``'s ``#@`` notes), the loop-body op it runs: ``body_op`` (its
+  label), ``source_iteration`` and ``stage``.
 * Every stall slice carries its cause and the cause's meaning (:mod:`rslab.machine.stalls`)
   and the op it waited for (:mod:`rslab.machine.waits`): text, pc, line, issue cycle.
 * Flow arrows from producer to consumer (a register, or ``fifo`` for a push and its
@@ -44,8 +46,11 @@ def _line(program, pc) -> int | None:
 
 def _op_args(trace, op) -> dict:
     program = trace.run.program
-    return {"pc": op.pc, "line": _line(program, op.pc), "source": op.text,
+    args = {"pc": op.pc, "line": _line(program, op.pc), "source": op.text,
             "loop_iteration": list(op.iters), "issue_cycle": op.issue, "ready_cycle": op.ready}
+    if op.source is not None:
+        args.update(zip(("body_op", "source_iteration", "stage"), op.source, strict=True))
+    return args
 
 
 def _slot_tracks(trace, window) -> tuple[dict, dict, list]:

@@ -2,7 +2,9 @@
 
 In a row, the cycles a bundle stalled before it issued carry the stall cause's
 letter (``MARKS``), ``I`` is the issue cycle, ``=`` the cycles in flight and ``R``
-the cycle the result is ready (usable by a reader); ``.`` is any other cycle.
+the cycle the result is ready (usable by a reader); ``.`` is any other cycle. When the
+program says which loop-body op an op runs (``rslab pipeline``'s ``#@`` notes), a
+column shows it: ``LABEL iN sK``, the body's op, its source iteration and stage.
 """
 
 from __future__ import annotations
@@ -15,6 +17,11 @@ MARKS = {"raw": "r", "branch": "b", "bank-conflict": "k", "sfu-hold": "h", "fifo
 
 TEXT_WIDTH = 34
 DEFAULT_ROWS = 80
+
+
+def source_text(source) -> str:
+    """A loop-body op as the timeline and trace show it: ``LABEL iN sK``, or ``-``."""
+    return "-" if source is None else f"{source[0]} i{source[1]} s{source[2]}"
 
 
 def _row(op, stall, cause, start, end) -> str:
@@ -69,18 +76,22 @@ def timeline(trace, start: int = 0, end: int | None = None, *,
     shown = shown[:max_rows]
     iters = ["[" + (",".join(str(i) for i in op.iters) or "-") + "]" for op in shown]
     lines_of = [str(program.entries[op.pc].line) for op in shown]
+    notes = [source_text(op.source) for op in shown]
     wi = max([len("iter"), *map(len, iters)])
     wl = max([len("line"), *map(len, lines_of)])
+    width = max(map(len, notes), default=0)
+    body = f"{'body':<{width}}  " if width else ""
     count = f"the first {max_rows} of {total} ops" if total > max_rows else f"{total} ops"
     labels, ticks = _ruler(start, end)
-    head = f"{'iter':>{wi}} {'line':>{wl}}  {'op':<{TEXT_WIDTH}}  "
+    head = f"{'iter':>{wi}} {'line':>{wl}}  {body}{'op':<{TEXT_WIDTH}}  "
     lines = [f"Timeline, cycles {start}-{end - 1} ({count}; iter: iteration of each "
              "enclosing hardware loop)", "", (head + labels).rstrip(),
              (" " * len(head) + ticks).rstrip()]
-    for op, it, line in zip(shown, iters, lines_of, strict=True):
+    for op, it, line, note in zip(shown, iters, lines_of, notes, strict=True):
         rec = bundles[op.bundle]
         text = op.text if len(op.text) <= TEXT_WIDTH else op.text[:TEXT_WIDTH - 1] + "…"
-        lines.append(f"{it:>{wi}} {line:>{wl}}  {text:<{TEXT_WIDTH}}  "
+        note = f"{note:<{width}}  " if width else ""
+        lines.append(f"{it:>{wi}} {line:>{wl}}  {note}{text:<{TEXT_WIDTH}}  "
                      + _row(op, rec.stall, rec.cause, start, end))
     lines += ["", "I issue, = in flight, R result ready; stall cycles before issue:"]
     lines += [f"  {MARKS[c]}  {c}: {meaning(c)}" for c in CAUSES]

@@ -37,7 +37,10 @@ class BundleRecord:
 @dataclass(frozen=True)
 class OpRecord:
     """One issued op: its bundle's index in ``Trace.bundles``, text, slot class, ``issue``
-    and ``ready`` cycles (ready: the result is usable; for SFU pushes, at the FIFO head)."""
+    and ``ready`` cycles (ready: the result is usable; for SFU pushes, at the FIFO head);
+    ``source``: the loop-body op it runs (label, source iteration, stage) when the program
+    says so (:attr:`rslab.machine.asm.Entry.sources`, its iteration counted on by the passes of
+    the enclosing hardware loop), else None."""
 
     bundle: int
     pc: int
@@ -48,6 +51,7 @@ class OpRecord:
     iters: tuple
     reads: tuple
     write: str | None
+    source: tuple | None = None
 
 
 class Trace:
@@ -100,17 +104,35 @@ class Trace:
         """One ``OpRecord`` per issued op, in issue order."""
         if self._ops is None:
             out = []
+            entries = self.run.program.entries
+            inner = self._innermost_loops()
             for i, (t, pc, _stall, _cause, iters) in enumerate(self._rows()):
                 if pc >= len(self._static):
                     continue
-                for text, slot, ready, name, reads, write in self._static[pc]:
+                per = entries[inner[pc]].per_pass if inner[pc] >= 0 and iters else 0
+                for (text, slot, ready, name, reads, write), source in zip(
+                        self._static[pc], entries[pc].sources, strict=True):
                     if name == "dma":
                         done = self._dma.get((pc, t), t + 1)
                     else:
                         done = t + (ready if ready is not None else 1)
-                    out.append(OpRecord(i, pc, text, slot, t, done, iters, reads, write))
+                    if source is not None and per:
+                        source = (source[0], source[1] + iters[-1] * per, source[2])
+                    out.append(OpRecord(i, pc, text, slot, t, done, iters, reads, write,
+                                        source))
             self._ops = out
         return self._ops
+
+    def _innermost_loops(self) -> list:
+        """Per pc, the pc of the innermost hardware loop around it (−1: none)."""
+        out, stack = [], []
+        for pc, e in enumerate(self.run.program.entries):
+            if e.kind == "endloop":
+                stack.pop()
+            out.append(stack[-1] if stack else -1)
+            if e.kind == "loop":
+                stack.append(pc)
+        return out
 
     def cycles_by_label(self, pattern, *, default: str = "", separate=None) -> dict:
         """Cycles of the run charged to the regions of the program that labels name.
