@@ -5,6 +5,8 @@
 #   make book-student  the same book without the solutions (_build/student/_build/html)
 #   make lab    Jupyter Lab on book/, chapters open as notebooks, read-only to disk, at quick
 #               scale (installs only the package and its book extra, not the test stack)
+#   make lab-student  the same on the students' pages (no solution, no answer cell)
+#   make leak-test  both books at quick scale; the students' searched for the full book's answers
 #   make fuzz   the property tests' long profile (many thousands of random inputs)
 #   make sweep-full  the full design-space sweep on Dask (rslab sweep --scale full)
 PYTHON ?= python3
@@ -18,7 +20,8 @@ LAB_SETTINGS := $(VENV)/share/jupyter/lab/settings/overrides.json
 READER := $(VENV)/.reader-installed
 
 .PHONY: all venv book book-student test lint pytest book-quick browser-test chromium web-assets lab lab-settings \
-        lab-screenshot live-test bench fuzz sweep-full test-heavy test-pages clean
+        lab-screenshot live-test bench fuzz sweep-full test-heavy test-pages clean lab-student \
+        book-student-quick leak-test
 
 all: test
 
@@ -39,10 +42,19 @@ web-assets:
 book: $(STAMP) web-assets
 	RSLAB_SCALE=$(RSLAB_SCALE) $(BIN)/python -m rslab.bookbuild --strict
 
-# What an instructor hands to students: every page, every exercise, no solution (neither in
-# the HTML nor in the .ipynb/.md downloads).
+# What an instructor hands to students: every page, every exercise, no solution and no cell
+# tagged `solution` (neither in the HTML nor in the .ipynb/.md downloads): rslab/student.py.
 book-student: $(STAMP) web-assets
 	RSLAB_SCALE=$(RSLAB_SCALE) $(BIN)/python -m rslab.bookbuild --strict --student
+
+book-student-quick: $(STAMP) web-assets
+	RSLAB_SCALE=quick $(BIN)/python -m rslab.bookbuild --strict --student
+
+# Every published file of the students' book searched for the full book's solution sentences,
+# numbers of 3+ significant digits and answer cells (claims, definitions): both books at quick
+# scale (about two book-quick builds), then the search (rslab/student.py, ~20 s).
+leak-test: book-quick book-student-quick
+	RSLAB_REQUIRE_BOOK=1 $(BIN)/python -m pytest -q -m leaks tests/test_student_book.py
 
 lint: $(STAMP)
 	$(BIN)/ruff check rslab tests _ext
@@ -52,7 +64,7 @@ lint: $(STAMP)
 TEST_JOBS ?= 2
 pytest: $(STAMP)
 	RSLAB_SCALE=quick $(BIN)/python -m pytest -q -n $(TEST_JOBS) --dist loadfile \
-		-m "not browser and not heavy and not pages"
+		-m "not browser and not heavy and not pages and not leaks"
 
 # Each page executed on its own at quick scale, a test per page (make test's book build
 # executes them all at once).
@@ -63,8 +75,9 @@ test-pages: $(STAMP)
 test-heavy: $(STAMP)
 	RSLAB_SCALE=quick $(BIN)/python -m pytest -q -m heavy
 
-book-quick: $(STAMP) web-assets
-	RSLAB_SCALE=quick $(BIN)/python -m rslab.bookbuild --strict
+# `make book` as a reader types it, at the reader's scale.
+book-quick:
+	$(MAKE) book RSLAB_SCALE=quick
 
 # Debian's chromium for the browser test (CI runs as root on a machine without it).
 chromium:
@@ -91,8 +104,12 @@ $(LAB_SETTINGS): $(READER)
 lab-settings: $(LAB_SETTINGS)
 
 # rslab.lab: the chapters read-only to disk, RSLAB_SCALE=quick unless set, --allow-root as root.
+# Jupyter's own JUPYTER_PORT and JUPYTER_TOKEN choose the port and token; LAB_ARGS reach jupyter lab.
 lab: lab-settings
-	$(BIN)/python -m rslab.lab book
+	$(BIN)/python -m rslab.lab book $(LAB_ARGS)
+
+lab-student: lab-settings
+	$(BIN)/python -m rslab.lab book --student
 
 # The live-notebook test alone (make test runs it with the rest of the browser stage).
 live-test: lab-settings chromium
@@ -103,11 +120,14 @@ lab-screenshot: lab-settings chromium
 	RSLAB_LAB_SCREENSHOT=book/_static/lab/machine_live.png $(BIN)/python -m pytest -q -m browser \
 		tests/browser/test_live_notebooks.py -k machine
 
+# BENCH_ARGS="--only machine" runs one benchmark.
 bench: $(STAMP)
-	$(BIN)/python -m rslab bench
+	$(BIN)/python -m rslab bench $(BENCH_ARGS)
 
 # The property tests' long profile (tests/fuzzing.py): 20,000 random programs, 5,000 random
-# sampler inputs, ...; the seed is FUZZ_SEED, the example counts are printed per test.
+# sampler inputs, 5,000 random loop bodies through rslab pipeline (the share of valid ones
+# refused is printed and held to 5 %), ...; the seed is FUZZ_SEED, the example counts are
+# printed per test.
 FUZZ_SEED ?= 15
 fuzz: $(STAMP)
 	RSLAB_FUZZ=long RSLAB_SCALE=quick $(BIN)/python -m pytest -q -p no:cacheprovider \

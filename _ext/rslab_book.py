@@ -10,10 +10,9 @@
 - The JavaScript the pages load instead of a CDN (require.js, the ipywidgets
   html-manager, MathJax; fetched by ``tools/fetch_web_assets.sh``) must exist in
   a static folder; a missing file is a warning, so a ``-W`` build fails.
-- The students' book (``RSLAB_STUDENT=1``, ``make book-student``): sphinx-exercise's
-  ``hide_solutions`` drops every solution from the pages (and so from the search index),
-  and the ``.ipynb`` and ``.md`` downloads are written without their ``solution``
-  directives (``rslab.chapters.prose.strip_solutions``).
+- The students' book (``make book-student``) needs nothing here: it is built from a copy of
+  the pages without their answers (``rslab.student``), so its HTML, its search index and its
+  ``.ipynb``/``.md`` downloads hold none.
 - At the end of the build, MyST-NB's execution data of every page (runtime,
   method, success, error) is written to ``_build/execution.json``, from which
   ``rslab.bookbuild`` prints the per-page times. Under a parallel read each worker's
@@ -32,15 +31,11 @@
 """
 
 import json
-import os
 from pathlib import Path
 from shutil import copy2
 
-import nbformat
 import sphinx.builders
 from sphinx.util import logging
-
-from rslab.chapters.prose import strip_solutions
 
 logger = logging.getLogger(__name__)
 
@@ -69,33 +64,8 @@ def add_ipynb_download(app, pagename, templatename, context, doctree):
         return
     target = Path(app.outdir) / "_sources" / f"{pagename}.ipynb"
     target.parent.mkdir(parents=True, exist_ok=True)
-    if students_book():
-        nb = nbformat.read(executed, as_version=4)
-        for cell in nb.cells:
-            if cell.cell_type == "markdown":
-                cell.source = strip_solutions(cell.source)
-        nbformat.write(nb, target)
-    else:
-        copy2(executed, target)
+    copy2(executed, target)
     context["ipynb_source"] = f"{pagename}.ipynb"
-
-
-def students_book() -> bool:
-    """True when building the book without solutions (``make book-student``)."""
-    return os.environ.get("RSLAB_STUDENT") == "1"
-
-
-def hide_solutions(app, config):
-    if students_book():
-        config.hide_solutions = True
-
-
-def strip_source_solutions(app, exception):
-    """The students' book: the ``.md`` downloads (``_sources``) without solutions."""
-    if exception is not None or not students_book() or app.builder.format != "html":
-        return
-    for source in Path(app.outdir, "_sources").rglob("*.md*"):
-        source.write_text(strip_solutions(source.read_text(encoding="utf-8")), encoding="utf-8")
 
 
 def drop_thebe_scripts(app, pagename, templatename, context, doctree):
@@ -154,9 +124,7 @@ def setup(app):
     app.connect("builder-inited", check_local_assets)
     # before sphinx-book-theme builds its header buttons (priority 501)
     app.connect("html-page-context", add_ipynb_download, priority=500)
-    app.connect("config-inited", hide_solutions)
     app.connect("build-finished", write_execution_data)
-    app.connect("build-finished", strip_source_solutions)
     app.add_config_value("rslab_read_order", [], "env", list)
     app.connect("env-before-read-docs", listed_first)
     app.connect("env-before-read-docs", declare_parallel_safe)

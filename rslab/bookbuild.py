@@ -4,8 +4,9 @@ took to execute: MyST-NB's execution data, which the book's Sphinx extension
 (``_ext/rslab_book.py``) writes to ``_build/execution.json``.
 
 ``python -m rslab.bookbuild [--strict] [--student] [--jobs N] [--path DIR]``. ``--student``
-builds the students' book, the same pages without their solutions (``RSLAB_STUDENT=1``, read
-by the extension), into ``_build/student/_build/html``. ``--jobs`` defaults to the cores this
+builds the students' book, the same pages without their answers (solution directives and
+cells tagged ``solution``, :mod:`rslab.student`), from the students' copy of the book in
+``_build/student/src`` into ``_build/student/_build/html``. ``--jobs`` defaults to the cores this
 process may use; each page's own process pools then get the cores over the jobs
 (``RSLAB_WORKERS``, read by ``rslab.executors``), so two pages at once do not oversubscribe
 two cores. First fetches the pages' JavaScript (``tools/fetch_web_assets.sh``, a no-op once
@@ -24,6 +25,8 @@ import sys
 import time
 import traceback
 from pathlib import Path
+
+from rslab.student import copy_book
 
 EXECUTION_DATA = Path("_build") / "execution.json"
 MEMO_DIR = Path("_build") / "memo"
@@ -107,6 +110,7 @@ def main(argv=None) -> int:
     if args.jobs < 1:
         parser.error(f"--jobs must be a positive integer, got {args.jobs}")
     out = Path(args.path) / "_build" / "student" if args.student else Path(args.path)
+    source = copy_book(args.path, out / "src") if args.student else Path(args.path)
     if fetch_web_assets(Path(args.path)) != 0:
         print("could not fetch the book's JavaScript (tools/fetch_web_assets.sh)", file=sys.stderr)
         return 1
@@ -119,10 +123,8 @@ def main(argv=None) -> int:
     memo_dir.mkdir(parents=True)
     os.environ[MEMO_ENV] = str(memo_dir)
     os.environ.setdefault(WORKERS_ENV, str(max(1, cores() // args.jobs)))
-    if args.student:
-        os.environ["RSLAB_STUDENT"] = "1"
     start = time.perf_counter()
-    rc = sphinx_build(Path(args.path), out, args.strict, args.jobs)
+    rc = sphinx_build(source, out, args.strict, args.jobs)
     total = time.perf_counter() - start
     times = page_times(out)
     print("\nPage execution times (MyST-NB's execution data):")

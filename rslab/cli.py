@@ -15,11 +15,11 @@ import sys
 from pathlib import Path
 
 from rslab import __version__
-from rslab.commands import bench, isa, pipeline, search, sim, sweep
+from rslab.commands import bench, grade, isa, pipeline, search, sim, sweep
 
 _LOCATION = re.compile(r"^(\S+:\d+): (.*)$", re.DOTALL)
 COMMANDS = {"sim": sim, "pipeline": pipeline, "isa": isa, "sweep": sweep, "search": search,
-            "bench": bench}
+            "bench": bench, "grade": grade}
 
 
 def program_name(argv0: str | None = None) -> str:

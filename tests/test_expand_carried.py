@@ -138,3 +138,29 @@ def test_a_schedule_whose_registers_do_not_fit_gives_way_to_one_that_does():
     assert narrow.ii > wide.ii or narrow.stage_count < wide.stage_count
     with pytest.raises(ValueError, match="registers"):
         emit_loop(body, 16, "pipelined", carried=carried, model=SlotModel(), pool=["v0"])
+
+
+def test_parallel_moves_give_every_register_its_source_in_any_permutation():
+    """The moves after a loop that leave a carried value's last iterations in its registers:
+    any assignment dst <- src, with or without a free register, in bundles of one, two or
+    three moves (a bundle reads its registers before it writes them)."""
+    import random
+
+    from rslab.schedule.expand import parallel_moves
+
+    rng = random.Random(36)
+    regs = [f"v{i}" for i in range(8)]
+    for _ in range(2000):
+        moves = {d: rng.choice(regs) for d in rng.sample(regs, rng.randint(1, 7))}
+        width, temps = rng.choice([1, 2, 3]), rng.choice([[], ["v20"]])
+        try:
+            bundles = parallel_moves(moves, "vmov", width, temps)
+        except ValueError:
+            assert width == 1 and not temps
+            continue
+        state = {r: r for r in regs + ["v20"]}
+        for bundle in bundles:
+            assert len(bundle) <= width
+            writes = {op.split()[1].rstrip(","): state[op.split()[2]] for op in bundle}
+            state.update(writes)
+        assert all(state[d] == s for d, s in moves.items()), (moves, bundles)

@@ -1,19 +1,34 @@
 """The floor of a run: hand-made programs whose floor is known, and the sampler's phases."""
 
+from fractions import Fraction
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 
-from rslab.fixtures import all_accept_inputs, first_reject_inputs
-from rslab.kernels.sampler.floor import total_floor
+from rslab.fixtures import TEST_POINTS, all_accept_inputs, first_reject_inputs, scenario_inputs
+from rslab.kernels.sampler.draws import SAMPLER_DRAWS
+from rslab.kernels.sampler.floor import (
+    compute_bound,
+    element_work,
+    machine_task_bound,
+    philox_ops_per_word,
+    task_bound,
+    task_work,
+    total_floor,
+)
+from rslab.kernels.sampler.layout import SamplerLayout
 from rslab.kernels.sampler.plans import (
     ALL_ACCEPT_BASELINE,
     FIRST_REJECT_BASELINE,
     OPTIMISED,
     PAIRED_BASELINE,
+    baseline_plan,
 )
 from rslab.kernels.sampler.run import run_sampler
 from rslab.machine import MachineConfig, assemble, simulate
 from rslab.machine.floor import dma_replay, part_floor, resource_floor, run_parts
+from rslab.numerics import methods
 
 SLOTS = MachineConfig().slots
 
@@ -92,3 +107,80 @@ def test_every_phase_takes_at_least_its_floor(path):
         assert opt["sumexp"]["ratio"] < 1.2 < serial["sumexp"]["ratio"]
         assert opt["sumexp"]["binding"] == "valu = sfu"
         assert serial["sumexp"]["binding"] == "recurrence"  # its one accumulator
+
+
+# ----------------------------------------------------------------- the task bound (finding 40)
+
+def test_the_task_bound_by_hand():
+    """R = 1, S = 1, V = 256, the draft accepted, Fast Gumbel-max Div8: one checked row and a
+    bonus row of two float32 vectors each. Checked: 3 VALU ops and one exp2 per vector;
+    bonus: 9 VALU ops and two logs. So 24 ops and 6 transcendentals: on the SFU 6 × 2 = 12
+    cycles, on the VALU (24 + 6 pops) / 2 = 15; moving any to the VALU only adds to it."""
+    layout = SamplerLayout(1, 1, 256)
+    assert task_work(layout, [1]) == {"valu_ops": 24, "transcendentals": 6}
+    bound = task_bound(SimpleNamespace(config=MachineConfig()), layout, [1])
+    assert bound == machine_task_bound(MachineConfig(), layout, [1], path="fast",
+                                       draw=("gumbel", "div8"))
+    nbytes = 36 + (512 + 4) + 512  # tables; the checked row and q(x); the bonus row
+    assert bound["bytes"] == nbytes
+    assert (bound["sfu_cycles"], bound["valu_cycles"]) == (12, 15)
+    assert bound["transcendentals_on_valu"] == 0
+    assert bound["dma_cycles"] == 200 + -(-nbytes // 128) == bound["bound_cycles"]
+    assert bound["ld_cycles"] == -(-nbytes // 512) and bound["binding"] == "dma"
+
+
+def test_the_split_moves_transcendentals_to_the_valu_when_the_sfu_would_bind():
+    """Seven transcendentals and no other VALU work: all on the SFU would take 14 cycles;
+    four there (8 cycles) and three on the VALU (12 ops + 4 pops = 16 ops, 8 cycles) tie."""
+    out = compute_bound(0, 7, MachineConfig())
+    assert out == {"sfu_cycles": 8, "valu_cycles": 8, "transcendentals_on_valu": 3.0}
+    # with 30 other VALU ops the VALU binds already (30 + 7 pops = 37 ops, 18.5 cycles): none
+    assert compute_bound(30, 7, MachineConfig()) == {"sfu_cycles": 14, "valu_cycles": 19,
+                                                     "transcendentals_on_valu": 0.0}
+
+
+def test_philox_ops_per_word_by_hand():
+    """Only c0 varies: round 1 one product (2 ops); round 2 one product (2); round 3 two
+    products and one xor of varying words (5); rounds 4-10 two products and two xors (6
+    each): 51 ops per four words."""
+    assert philox_ops_per_word() == Fraction(51, 4)
+
+
+def test_the_task_bound_names_a_draw_the_path_does_not_take():
+    layout = SamplerLayout(1, 1, 256)
+    with pytest.raises(ValueError, match="method"):
+        task_work(layout, [1], "exact", ("invcdf", "wide48"))
+    with pytest.raises(ValueError, match="noise"):
+        task_work(layout, [1], "fast", ("gumbel", "div14"))
+
+
+def _per_vector_bound(kind, path, draw, config):
+    """The task's least cycles per float32 vector of a ``kind`` row, its transcendentals split
+    at best, rounded up (per row kind, so the sum over kinds is at least the whole task's)."""
+    out = compute_bound(*element_work(kind, path, draw), config)
+    return max(out["sfu_cycles"], out["valu_cycles"])
+
+
+@pytest.mark.parametrize("name", list(TEST_POINTS))
+def test_the_task_bound_lies_below_every_program(name):
+    """For every draw the sampler takes, on both paths, at both test points: the task bound
+    lies below the program's floor and its cycles (and the baseline's); and per float32
+    vector of each kind of row, below the floor of the optimised loops that stream over it,
+    so that it stays below at every V (at V = 512 the DMA term binds)."""
+    inputs = scenario_inputs(name, V=512)
+    runs = [run_sampler(inputs, "exact", OPTIMISED, compare=False),
+            run_sampler(inputs, "fast", baseline_plan(name), compare=False)]
+    runs += [run_sampler(inputs, "fast", OPTIMISED, compare=False, method=m, noise=n)
+             for m, n in SAMPLER_DRAWS]
+    for run in runs:
+        floor = total_floor(run.floors)["bound_cycles"]
+        assert run.task["bound_cycles"] <= floor <= run.cycles, (run.kernel.draw, run.task)
+    config = MachineConfig()
+    for run in [runs[0], *runs[2:]]:
+        path, draw, loops = run.kernel.path, run.kernel.draw, run.loops
+        per = {k: loops[f"loop_{k}"]["bound_per_vector"] / 2 for k in ("rowmax", "sumexp",
+                                                                        "bonus", "residual")}
+        row_max = per["rowmax"] if methods.draw(draw[0]).linear else 0
+        for kind, program in (("checked", per["rowmax"] + per["sumexp"]),
+                              ("bonus", per["bonus"] + row_max), ("residual", per["residual"])):
+            assert _per_vector_bound(kind, path, draw, config) <= program, (path, draw, kind)

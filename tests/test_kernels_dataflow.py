@@ -8,6 +8,7 @@ from rslab.kernels.studies.dataflow_table import (
     dataflow_row,
     measured_per_vector,
     pass_bounds,
+    sweep,
     winner,
 )
 from rslab.kernels.studies.kernel import NEG_INF_PAIR, packed_input
@@ -168,3 +169,25 @@ def test_addresses_are_parameters():
     row = ROWS["random 2048"]
     kernel = emit_sumexp("a'", row.size, CONFIG, in_addr=65536, buf_addr=1 << 20)
     assert "sli s1, 65536" in kernel.text and f"sli s2, {1 << 20}" in kernel.text
+
+
+def test_the_sweep_varies_the_sfu_hold():
+    """``dt.sweep("sfu_hold", ...)``, as the dataflow chapter's exercise runs it: with no hold
+    (a′) speeds up on three VALU slots and not on two."""
+    assert config_with("sfu_hold", 0).sfu_hold == 0
+    wide = CONFIG.with_(slots={"valu": 3})
+    hold = {k: sweep("sfu_hold", [0, 1], c, variants=("a'",), vocab=256 * 64)
+            for k, c in ((2, CONFIG), (3, wide))}
+    assert hold[2][0]["a'"] == hold[2][1]["a'"]
+    assert hold[3][0]["a'"] < hold[3][1]["a'"]
+    with pytest.raises(ValueError, match="sfu_hold"):
+        config_with("fifo_depth", 8)
+
+
+def test_the_fifo_bound_counts_the_pop_latency():
+    """An entry is held from its push until its pop frees it: pushes × (SFU latency + pop
+    latency) / depth per packed vector."""
+    sum_pass = emit_sumexp("a'", 256 * 8, CONFIG).passes[1]
+    pushes = len(sum_pass.schedule.graph.fifo_pairs) / sum_pass.per_iteration
+    held = CONFIG.latency["sfu"] + CONFIG.latency["pop"]
+    assert pass_bounds(sum_pass, CONFIG)["fifo"] == pytest.approx(pushes * held / 16)

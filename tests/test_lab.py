@@ -84,3 +84,17 @@ def test_the_readers_install_does_not_pull_the_test_stack():
     assert "pip install --quiet -c requirements.txt -e '.[book,fast]'" in makefile
     lab = re.search(r"^lab: (.*)\n\t(.*)$", makefile, re.MULTILINE)
     assert lab.group(1) == "lab-settings" and "rslab.lab" in lab.group(2)
+
+
+def test_every_chapter_is_served_with_its_references_resolved():
+    """Lab shows no raw role: citations, cross-references and glossary terms read as in the
+    book (jupyterlab-myst resolves none of them)."""
+    from rslab.crossref import prose_lines
+
+    cm = ChapterContentsManager(root_dir=str(ROOT / "book"))
+    for path in sorted((ROOT / "book").glob("*.md")):
+        text = run(cm.get(path.name, type="file", format="text"))["content"]
+        prose = "".join(line for line, is_prose in prose_lines(text) if is_prose)
+        raw = re.findall(r"\{(?:cite(?::[pt])?|numref|ref|doc|term)\}`[^`]*`", prose)
+        assert not raw, f"{path.name}: {raw}"
+        assert text.count("```") == path.read_text().count("```")

@@ -76,3 +76,24 @@ def test_branch_to_own_endloop_is_a_continue():
 def test_repeated_op_text_keeps_its_own_line():
     program = assemble("vmov v1, v2\nsli s1, 3\nvmov v1, v2\nhalt\n")
     assert [e.ops[0].line for e in program.entries if e.kind == "bundle"] == [1, 2, 3]
+
+
+def test_body_notes_are_parsed_into_each_op():
+    """``#@ LABEL iN sK`` per op (``-`` for an op of no body line), and a loop line's
+    ``# U source iterations per pass``: what rslab pipeline writes, sim's timeline shows."""
+    import re
+
+    import pytest
+
+    from rslab.machine import AssemblyError
+
+    program = assemble("loop 3  # 2 source iterations per pass\n"
+                       "vld v0, [s1 + 0] ; sadd s1, s1, 512  #@ x i4 s0 ; -\n"
+                       "vadd.f32 v1, v0, v0  # a plain comment\nendloop\nhalt\n")
+    loop, first, second = program.entries[:3]
+    assert loop.per_pass == 2
+    assert first.sources == (("x", 4, 0), None) and second.sources == (None,)
+    for bad, what in (("vld v0, [s1 + 0]  #@ x i4 s0 ; y i1 s1", "names 2 op(s), the bundle has 1"),
+                      ("vld v0, [s1 + 0]  #@ x 4 0", "expected LABEL iN sK or - for each op")):
+        with pytest.raises(AssemblyError, match=re.escape(what)):
+            assemble(bad)

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from rslab import memo
+from rslab import memo, note
 from rslab.chapters.intro import headline_items
 from rslab.chapters.results import headline
 from rslab.kernels.sampler import scenarios
@@ -72,6 +72,6 @@ def test_the_headline_and_the_draws_read_the_results_chapters_runs(tmp_path, mon
     assert names == ["optimised_run", "optimised_run", "run_scenarios"]
     monkeypatch.setattr(scenarios, "run_sampler", None)  # read, not run: the same figures
     again = scenarios.run_scenarios(256, "fast", progress=False)
-    assert ours == headline(again["scenarios"], scenarios.NOTE)
+    assert ours == headline(again["scenarios"], note.SCENARIOS)
     div8 = scenarios.run_draws(256, [], progress=False, baselines=False)
     assert [r["cycles"] for r in div8] == [r["optimized_cycles"] for r in again["scenarios"]]

@@ -10,7 +10,13 @@ from rslab.machine.config import (
     LIMITS,
     SLOT_CLASSES,
 )
-from rslab.machine.overrides import SCALAR_FIELDS, apply_overrides, keys
+from rslab.machine.overrides import (
+    SCALAR_FIELDS,
+    apply_overrides,
+    keys,
+    machine_line,
+    recorded_machine,
+)
 
 
 def test_fields_slots_and_latencies():
@@ -67,3 +73,21 @@ def test_every_setting_has_its_bound(name):
     with pytest.raises(ValueError, match=f"{key}={bound + 1}: at most {bound:,}"):
         apply_overrides([(key, str(bound + 1))])
     assert apply_overrides([(key, str(bound))])
+
+
+@pytest.mark.parametrize("pairs", [[], [("valu_slots", "3"), ("sfu_latency", "20")],
+                                   [("lanes", "64"), ("fifo_depth", "1"), ("sfu_hold", "0")]])
+def test_the_machine_line_records_the_machine(pairs):
+    config = apply_overrides(pairs)
+    line = machine_line(config)
+    assert line == "# machine: " + (" ".join(f"{k}={v}" for k, v in sorted(
+        pairs, key=lambda p: keys().index(p[0]))) or "default")
+    assert recorded_machine(f"# a comment\n\n{line}  # scheduled by rslab\nhalt\n") == \
+        (3, config)
+    assert recorded_machine(f"halt\n{line}\n") is None  # only the lines that open a program
+
+
+def test_a_key_given_twice_is_refused():
+    with pytest.raises(ValueError, match=r"valu_slots is given twice \(valu_slots=2, then "
+                                         r"valu_slots=3\)"):
+        apply_overrides([("valu_slots", "2"), ("sfu_latency", "9"), ("valu_slots", "3")])

@@ -30,5 +30,7 @@ def test_log2p_bins_and_masses():
 
 def test_noise_tail_is_exact_for_the_exact_pipeline():
     ys = np.array([0.0, 4.0, 8.0])
-    tails = sp.noise_tail(["exact"], ys, stride=64)
+    tails, ranges = sp.noise_tail(["exact"], ys, stride=64)
     np.testing.assert_allclose(tails["exact"], tails["ideal"], rtol=0.02)
+    lo, hi = ranges["exact"]
+    assert lo < 0 < hi and tails["exact"][-1] > 0

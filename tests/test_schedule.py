@@ -150,8 +150,9 @@ def test_the_slot_model_is_derived_from_the_machine():
     assert SlotModel().units == dict(cfg.slots) and SlotModel().latency == dict(cfg.latency)
     other = cfg.with_(slots={"valu": 3}, latency={"sfu": 20}, sfu_hold=2)
     m = SlotModel.from_config(other)
-    assert (m.units["valu"], m.latency["sfu"], m.op_busy("vexp2")) == (3, 20, 3)
-    assert {op for op in SFU_OPS if m.op_busy(op) == 3} == SFU_OPS and POP_OPS == {"vpop"}
+    assert (m.units["valu"], m.latency["sfu"], m.op_busy(Op("vexp2", "@e", ("x",)))) == (3, 20, 3)
+    assert {op for op in SFU_OPS if m.op_busy(Op(op, "@e", ("x",))) == 3} == SFU_OPS
+    assert POP_OPS == {"vpop"}
     with pytest.raises(ValueError, match="MachineConfig"):
         SlotModel.from_config({"valu": 2})
 
@@ -163,5 +164,32 @@ def test_op_assembly_text():
     load = Op("vld", "x", addr=Addr("s1", 0, 512))
     assert load.assembly("v4", [], 1024) == "vld v4, [s1 + 1024]"
     assert load.assembly("v4", [], -512) == "vld v4, [s1 - 512]"
-    store = Op("vst.s", None, ("x",), addr=Addr("s2", 4, 0), tail=", 2")
-    assert store.assembly(None, ["v5"], 4) == "vst.s v5, [s2 + 4], 2"
+    store = Op("vst.s", None, ("x", "2"), addr=Addr("s2", 4, 0))
+    assert store.assembly(None, ["v5", "2"], 4) == "vst.s v5, [s2 + 4], 2"
+
+
+def test_the_worst_recurrence_is_found_without_enumerating_circuits():
+    """Lawler's search (for graphs with too many circuits to list) finds the largest latency
+    per iteration, exactly, and a circuit that has it, as the enumeration does."""
+    import random
+    from collections import namedtuple
+    from fractions import Fraction
+
+    from rslab.machine.bottleneck import circuits, max_ratio_circuit
+
+    E = namedtuple("E", "src dst latency distance")
+    rng = random.Random(36)
+    for _ in range(300):
+        n = rng.randint(1, 7)
+        edges = []
+        for _ in range(rng.randint(0, 14)):
+            a, b = rng.randrange(n), rng.randrange(n)
+            d = rng.choice([0, 0, 1, 2, 3]) if a < b else rng.choice([1, 2, 3])
+            edges.append(E(a, b, rng.choice([0, 1, 3, 4, 13]), d))
+        ratios = [Fraction(sum(e.latency for e in c), sum(e.distance for e in c))
+                  for c in circuits(n, edges)]
+        worst, circuit = max_ratio_circuit(n, edges)
+        assert worst == max(ratios, default=None)
+        if circuit:
+            assert Fraction(sum(e.latency for e in circuit),
+                            sum(e.distance for e in circuit)) == worst

@@ -61,7 +61,7 @@ def test_exact_and_heuristic_reach_mii_and_the_loop_runs():
 def test_bad_arguments_raise():
     body = [Op("vmul.f32", "y", ("v1", "v60"))]
     for kw, word in (({"ii": 0}, "ii"), ({"ii": 2, "max_stages": 0}, "max_stages"),
-                     ({"ii": 2, "reserve_scalar": 3}, "reserve_scalar"),
+                     ({"ii": 2, "reserve_scalar": -1}, "reserve_scalar"),
                      ({"ii": 2, "time_limit": 0}, "time_limit")):
         with pytest.raises(ValueError, match=word):
             exact_schedule(body, **kw)

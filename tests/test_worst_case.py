@@ -94,6 +94,8 @@ def test_the_chi2_interval():
 
 def test_the_bound_and_the_cells():
     assert db.samples_no_test_sees(1e-12) == pytest.approx(2e10)
+    assert db.samples_no_test_sees_tv(1e-5) == pytest.approx(1e4)
+    assert db.samples_no_test_sees_tv(0.0) == float("inf")
     assert db.samples_no_test_sees(0.0) == float("inf")
     with pytest.raises(ValueError, match="advantage"):
         db.samples_no_test_sees(1.0, 1.5)
@@ -104,16 +106,37 @@ def test_the_bound_and_the_cells():
     f = db.figures(P, p)
     assert f["chi2"] == pytest.approx(1e-4) and f["chi2_vectors"] == pytest.approx(1e-4)
     assert f["chi2_lanes"] == pytest.approx(0, abs=1e-20) and f["detect_lanes"] == float("inf")
-    assert f["kl"] <= np.log1p(f["chi2"]) and f["bound_samples_kl"] >= f["bound_samples"]
+    assert f["kl"] <= np.log1p(f["chi2"]) and f["bound_samples_kl"] >= f["bound_samples_chi2"]
+    assert f["bound_samples"] == max(f["bound_samples_chi2"], f["bound_samples_tv"])
 
 
 def test_families_and_the_worst_row():
     rows = adversary.family_rows(V)
-    assert len(rows) == 23 and all(w.dtype == np.float32 and w.size == V for w in rows.values())
+    assert len(rows) == 24 and all(w.dtype == np.float32 and w.size == V for w in rows.values())
     picked = {k: rows[k] for k in ("peaked(tail=1e-06)", "comb(every 128)", "zipf(s=2.5)")}
     worst = adversary.search([("invcdf", "u24"), ("fixed", "u96")], V, picked)
     assert [w["draw"] for w in worst] == ["invcdf-u24", "fixed-u96"]
     assert worst[1]["chi2"] <= fixed_invcdf.chi2_bound(V) < worst[0]["chi2"]
+
+
+@pytest.mark.parametrize("vocab", [256, 16_384, targets.VOCAB])
+def test_the_rounding_row_reaches_nine_tenths_of_the_bound(vocab):
+    """The family that makes the float32 block sums err by −7u and +7u in turn: its exact χ²
+    is at least 90 % of the fixed-point draw's bound (99.7 % at 256 tokens), the block sums'
+    term (γ/(1−γ))² itself."""
+    row = adversary.family_rows(vocab)[adversary.ROUNDING]
+    chi2 = fixed_invcdf.exact_chi2(row)
+    assert 0.9 * fixed_invcdf.chi2_bound(vocab) <= chi2 <= fixed_invcdf.chi2_bound(vocab)
+    gamma = 7 * 2.0**-24 / (1 - 7 * 2.0**-24)
+    assert chi2 == pytest.approx((gamma / (1 - gamma)) ** 2, rel=1e-4)
+    if vocab == 256:
+        assert chi2 >= 0.99 * fixed_invcdf.chi2_bound(vocab)
+
+
+def test_the_search_finds_the_rounding_row_as_the_fixed_draws_worst():
+    worst = adversary.search([("fixed", "u96")], V)[0]
+    assert worst["target"] == adversary.ROUNDING and worst["rows"] == 24
+    assert worst["chi2"] >= 0.9 * fixed_invcdf.chi2_bound(V)
 
 
 def test_the_block_choice_is_the_cause():

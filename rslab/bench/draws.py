@@ -56,8 +56,8 @@ def draws_text(out: dict) -> str:
         f"The whole sampler (optimised, Fast path) at the note's test points, V = "
         f"{d['vocab']:,}: cycles against the floor of the program's own work and transfers "
         "(bound_cycles), the bound of the task (task_bound_cycles: bytes that must move, the "
-        "draw's per-element SFU ops), the Div8 sampler and the test point's baseline (the "
-        "note's sampler, Gumbel-max Div8):\n"
+        "draw's per-element arithmetic on the SFU and the VALU), the Div8 sampler and the "
+        "test point's baseline (the note's sampler, Gumbel-max Div8):\n"
         + tables.markdown_table(sampler),
         f"All tokens equal the reference's: {d['all_tokens_match']}; rows {d['row_seconds']} s, "
         f"whole samplers {d['sampler_seconds']} s."])

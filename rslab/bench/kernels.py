@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import time
 
+from rslab import note
 from rslab.bench.registry import benchmark
 from rslab.executors import make_executor
-from rslab.kernels.sampler.scenarios import NOTE, run_scenarios, speedup_rows
+from rslab.kernels.sampler.scenarios import run_scenarios, speedup_rows
 from rslab.viz import tables
 from rslab.viz.results_plots import floor_table, results_table
 
@@ -43,7 +44,7 @@ def kernels_text(out: dict) -> str:
                "task bytes": f"{r['optimized_task_bound']['bytes']:,}"}
               for r in out["scenarios"]]
     return "\n\n".join([
-        results_table(out["scenarios"], NOTE), tables.markdown_table(floats),
+        results_table(out["scenarios"], note.SCENARIOS), tables.markdown_table(floats),
         "Cycles per phase:\n" + tables.markdown_table(phases),
         "The optimised programs against their floor, per phase:\n"
         + floor_table(out["scenarios"]),

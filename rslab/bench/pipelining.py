@@ -1,10 +1,8 @@
 """Benchmark ``pipelining``: the pipelining chapter's loops on their own."""
 
+from rslab import note
 from rslab.bench.registry import benchmark
 from rslab.kernels.studies.steady import (
-    NOTE_RESIDUAL_BODY,
-    NOTE_RESIDUAL_STALLS,
-    NOTE_SUMEXP_II,
     residual_figures,
     sumexp_figures,
 )
@@ -31,7 +29,7 @@ def bench_pipelining(args) -> dict:
                            "residual_ii_over_res_mii": r["ii"] / r["res_mii"],
                            "bonus_ii": b["ii"], "bonus_res_mii": b["res_mii"],
                            "bonus_stalls_per_iter": b["stalls_per_iter"],
-                           "note_sumexp_ii": NOTE_SUMEXP_II,
-                           "note_residual_body": NOTE_RESIDUAL_BODY,
-                           "note_residual_stalls_per_pass": NOTE_RESIDUAL_STALLS}}
+                           "note_sumexp_ii": note.SUMEXP_II,
+                           "note_residual_body": note.RESIDUAL_BODY,
+                           "note_residual_stalls_per_pass": note.RESIDUAL_STALLS}}
 

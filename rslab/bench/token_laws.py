@@ -6,13 +6,15 @@ law on every row of :func:`rslab.numerics.adversary.family_rows` at V = 154,880
 draw the row of the largest χ² with the interval its brackets allow: the bound's
 sample size (no test of any kind gains an advantage of 0.1 below it,
 :mod:`rslab.numerics.divergence_bound`), the samples χ² tests over tokens, vectors
-of 128 and 4,096 equal bins need, and the seconds. Beside them the weights' own
-error (the SFU's exp2 on BF16 logit rows) and the cause of the float32 inverse
+of 128 and 4,096 equal bins need where their approximation holds, the samples the
+appearance test needs (:mod:`rslab.numerics.appearance`), and the seconds. Beside them
+the weights' own error (the SFU's exp2 on BF16 logit rows) and the cause of the float32 inverse
 CDF's vector-level bias on the three book targets. Target: at most 180 s in all.
 """
 
 from __future__ import annotations
 
+import math
 import time
 
 from rslab.bench.registry import benchmark
@@ -23,9 +25,10 @@ from rslab.numerics.methods import sampler_draws
 TARGET_SECONDS = 180
 DRAWS = sampler_draws()
 KEYS = ("draw", "rows", "target", "chi2", "chi2_lo", "chi2_hi", "rel_half_width",
-        "max_rel_half_width", "kl",
-        "bound_samples", "bound_samples_kl", "detect_tokens", "detect_vectors", "detect_bins",
-        "detect_lanes", "seconds")
+        "max_rel_half_width", "kl", "tv",
+        "bound_samples", "bound_samples_chi2", "bound_samples_tv", "bound_samples_kl",
+        "detect_tokens", "detect_vectors", "detect_bins", "detect_lanes", "detect_appear",
+        "seconds")
 
 
 def token_law_figures(vocab: int = targets.VOCAB, progress: bool = False) -> dict:
@@ -42,21 +45,29 @@ def token_law_figures(vocab: int = targets.VOCAB, progress: bool = False) -> dic
                            "wide48_vector_cause": cause}}
 
 
+def _samples(x: float) -> str:
+    """A sample size for the table: ``—`` where a χ² test's approximation does not hold."""
+    return "—" if math.isnan(x) else f"{x:.3g}"
+
+
 def _row_text(r: dict) -> str:
     interval = f"[{r['chi2_lo']:.4g}, {r['chi2_hi']:.4g}]"
-    return (f"  {r['draw']:<16}{r['target']:<28}{r['chi2']:>10.4g}{interval:>24}"
-            f"{r['rel_half_width']:>9.1e}{r['bound_samples']:>10.3g}{r['detect_tokens']:>10.3g}"
-            f"{r['detect_vectors']:>10.3g}{r['detect_bins']:>10.3g}{r['seconds']:>7.1f}")
+    return (f"  {r['draw']:<16}{r['target']:<32}{r['chi2']:>10.4g}{interval:>24}"
+            f"{r['rel_half_width']:>9.1e}{r['bound_samples']:>10.3g}"
+            + "".join(f"{_samples(r[k]):>10}" for k in ("detect_tokens", "detect_vectors",
+                                                         "detect_bins", "detect_appear"))
+            + f"{r['seconds']:>7.1f}")
 
 
 def token_law_text(out: dict) -> str:
     t = out["token_laws"]
     lines = [f"Worst target per draw over {t['rows']} rows at V = {t['vocab']:,} (samples: below "
-             "'bound' no test gains 0.1; the others, what a χ² test needs; the χ² interval "
-             "its law's bounds allow and 'rel' their largest half-width relative to a token's "
-             "probability or target, whichever is larger):",
-             f"  {'draw':<16}{'worst target':<28}{'χ²':>10}{'χ² interval':>24}{'rel':>9}"
-             f"{'bound':>10}{'tokens':>10}{'vectors':>10}{'bins':>10}{'s':>7}"]
+             "'bound' no test gains 0.1; then what a χ² test over tokens, vectors or bins needs "
+             "('—' where its approximation does not hold) and what the appearance test needs; "
+             "the χ² interval its law's bounds allow and 'rel' their largest half-width "
+             "relative to a token's probability or target, whichever is larger):",
+             f"  {'draw':<16}{'worst target':<32}{'χ²':>10}{'χ² interval':>24}{'rel':>9}"
+             f"{'bound':>10}{'tokens':>10}{'vectors':>10}{'bins':>10}{'appear':>10}{'s':>7}"]
     lines += [_row_text(r) for r in t["worst"]]
     lines.append("The weights' own error (SFU exp2 against the exact softmax): " + ", ".join(
         f"{e['row']} χ² {e['chi2']:.3g}" for e in t["weights_error"]))

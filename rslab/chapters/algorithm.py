@@ -3,11 +3,20 @@
 import numpy as np
 from scipy import stats
 
+from rslab import memo
+from rslab.numerics.gumbel import get_noise
+from rslab.numerics.rng import all_uniforms
 from rslab.reference import LOG2E, rejection_sample, target_probs
 from rslab.viz import sampling_plots as sp
 from rslab.viz.controls import float_control
+from rslab.viz.tables import markdown_table
 
 MISMATCH_FRAMES = (0.0, 0.25, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0)
+
+
+def p_text(p: float) -> str:
+    """A p-value for prose: three digits, or "below 1e-300" where float64 gives 0."""
+    return f"{p:.3g}" if p > 0 else "below 1e-300"
 
 
 def chi2_pvalue(counts, probs) -> float:
@@ -19,10 +28,39 @@ def chi2_pvalue(counts, probs) -> float:
     return stats.chisquare(counts[keep], expected).pvalue
 
 
+MIN_EXPECTED = 5
+"""The expected count below which a χ² cell is merged with its neighbour."""
+
+
+def merged_cells(probs, samples: int, min_expected: float = MIN_EXPECTED) -> np.ndarray:
+    """The cell of each bin when adjacent bins (in order) are merged until each cell expects
+    at least ``min_expected`` of ``samples``; a short last cell joins the one before it."""
+    cells, cell, held = np.zeros(len(probs), np.int64), 0, 0.0
+    for i, p in enumerate(probs):
+        cells[i] = cell
+        held += p * samples
+        if held >= min_expected and i < len(probs) - 1:
+            cell, held = cell + 1, 0.0
+    if held < min_expected and cell > 0:
+        cells[cells == cell] = cell - 1
+    return cells
+
+
+def merged_chi2_pvalue(counts, probs, samples: int) -> tuple[float, int]:
+    """(χ² p-value, number of cells) of ``counts`` against ``probs`` over the cells of
+    :func:`merged_cells` (p-value 1 where a single cell is left: no test)."""
+    cells = merged_cells(probs, samples)
+    n = cells.max() + 1
+    merged_counts = np.bincount(cells, weights=counts, minlength=n)
+    merged_probs = np.bincount(cells, weights=probs, minlength=n)
+    return (chi2_pvalue(merged_counts, merged_probs) if n > 1 else 1.0), int(n)
+
+
 def vocab_check(logits_row, samplers: dict, requests: int, seed: int = 0):
     """Emitted-token mass per log2-p bin for several ``{label: (path, noise)}`` samplers
     sampling the bonus row ``logits_row`` (shape (1, 1, V)) ``requests`` times, the target's
-    mass per bin, and each sampler's χ² p-value."""
+    mass per bin, and each sampler's χ² p-value over the bins merged to expect at least
+    ``MIN_EXPECTED`` samples each (:func:`merged_chi2_pvalue`)."""
     vocab = logits_row.shape[-1]
     logits = np.broadcast_to(logits_row, (requests, 1, vocab))
     q0 = np.zeros((requests, 0, vocab), np.float32)
@@ -33,8 +71,91 @@ def vocab_check(logits_row, samplers: dict, requests: int, seed: int = 0):
     for label, (path, noise) in samplers.items():
         tok = rejection_sample(logits, q0, ids0, path=path, noise=noise, seed=seed).tokens[:, 0]
         freqs[label], p_bins = sp.bin_masses(tok, p, bins, nb)
-        pvals[label] = chi2_pvalue(np.bincount(bins[tok], minlength=nb), p_bins)
+        pvals[label], _ = merged_chi2_pvalue(np.bincount(bins[tok], minlength=nb), p_bins,
+                                             requests)
     return freqs, p_bins, pvals
+
+
+@memo.cached
+def noise_range(name: str) -> tuple[float, float]:
+    """(smallest, largest) value of the noise pipeline ``name`` over every uniform of the
+    2^24-point lattice."""
+    g = get_noise(name)(all_uniforms())
+    return float(g.min()), float(g.max())
+
+
+def never_drawn(logits, spread: float) -> tuple[int, float]:
+    """(count, mass under p) of the tokens of a row of ``logits`` that a Gumbel-max draw whose
+    noise spans ``spread`` (largest − smallest value) can never draw: their base-2 score lies
+    more than ``spread`` below the top token's, so the top token beats them whatever the noise
+    (by a margin that covers the float32 rounding of the two scores)."""
+    x = np.asarray(logits, np.float32).astype(np.float64) * np.log2(np.e)
+    rounding = 2 * float(np.spacing(np.float32(np.abs(x).max() + spread)))
+    lost = x.max() - x > spread + rounding
+    return int(lost.sum()), float(target_probs(np.asarray(logits, np.float32))[lost].sum(
+        dtype=np.float64))
+
+
+def infinite_share(name: str) -> float:
+    """The share of the lattice's uniforms for which the noise pipeline ``name`` is +inf."""
+    return float(np.mean(np.isposinf(get_noise(name)(all_uniforms()))))
+
+
+NOTE_BINS = 64
+"""The note's χ² validation of the noise: bins of g that the ideal law fills equally."""
+
+
+def top_bin_start(bins: int = NOTE_BINS) -> float:
+    """Where the top one of ``bins`` bins that the ideal base-2 Gumbel law fills equally
+    starts: the g with P(g ≤ g) = (bins − 1)/bins."""
+    return float(-np.log2(-np.log2((bins - 1) / bins)))
+
+
+PATH_LABELS = {"exact": "Exact", "div8": "Fast, div8"}
+"""The noise pipelines of the cap table, by the path that draws with them."""
+
+
+def cap_rows(targets: dict, ranges: dict) -> list[dict]:
+    """Per target (``{name: logits row}``) and noise (``{name: (g_min, g_max)}``): the tokens
+    the noise can never draw (:func:`never_drawn`), their mass, and the samples a level-ALPHA
+    test aimed at them needs (it rejects p when none of them appears: p itself shows none in
+    n samples with probability (1 − mass)^n)."""
+    from rslab.numerics.detect import ALPHA
+
+    rows = []
+    for target, logits in targets.items():
+        for noise, (lo, hi) in ranges.items():
+            count, mass = never_drawn(logits, hi - lo)
+            aimed = np.log(1 / ALPHA) / -np.log1p(-mass) if mass > 0 else np.inf
+            rows.append({"target": target, "path": noise, "g_min": lo, "g_max": hi,
+                         "tokens": count, "mass": mass, "aimed": float(aimed)})
+    return rows
+
+
+def cap_table(rows) -> str:
+    """Markdown: :func:`cap_rows` with human headers."""
+    from rslab.numerics.detect import ALPHA
+
+    return markdown_table([{
+        "target": r["target"], "path": PATH_LABELS.get(r["path"], r["path"]),
+        "noise g from … to": f"{r['g_min']:.2f} … {r['g_max']:.2f}",
+        "tokens never drawn": f"{r['tokens']:,}",
+        "their mass under p": f"{r['mass']:.2g}",
+        f"samples an aimed test needs (level {ALPHA:g})": _samples(r["aimed"])} for r in rows])
+
+
+def _samples(n: float) -> str:
+    """A sample count for a table: whole below a million, two digits above."""
+    if not np.isfinite(n):
+        return "no such test"
+    return f"{n:,.0f}" if n < 1e6 else f"{n:.2g}"
+
+
+def mass_quantile(probs, q: float = 0.5) -> float:
+    """log2 of the probability p of the token at which the cumulative mass, counted from the
+    lightest token up, reaches ``q`` (the mass-weighted ``q``-quantile of log2 p)."""
+    p = np.sort(np.asarray(probs, np.float64))
+    return float(np.log2(p[np.searchsorted(np.cumsum(p), q * p.sum())]))
 
 
 def mismatch_control(value: float = 1.0):

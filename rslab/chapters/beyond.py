@@ -1,20 +1,23 @@
-"""The chapter "Beyond the note": its table, its live figures and its Monte Carlo check.
+"""The chapter "Beyond the note": the draws' verdict, their bias and their cycles, as tables.
 
-* :func:`draw_table`: one row per draw with its cycles (:mod:`rslab.kernels.studies.draw_table`,
-  the whole sampler's from :func:`rslab.kernels.sampler.scenarios.run_draws`)
-  beside the noise and token figures of :mod:`rslab.numerics.draw_comparison`, and the
-  design note's Div8 and Div14 rows (the note's measured χ², nothing else of ours);
-  :func:`shown_table` the columns the page shows; :func:`worst_cases` each draw's worst
-  target over the adversarial families, and :func:`target_answer` the verdict from it;
+* the verdict: :func:`bias_rows` per draw (the fewest samples at which a test is known to see
+  its bias, on the worst row the search found or on the page's three targets; the samples
+  below which no test can gain 0.1, on that row or, for a draw with a guarantee, on every
+  row) and :func:`verdict_rows` beside the whole sampler's cycles; :func:`verdict_table`
+  shows them;
+* the page's other tables with human headers: :func:`noise_table`, :func:`token_table`,
+  :func:`lattice_table`, :func:`worst_table`, :func:`loops_table`, :func:`sampler_table`;
+* :func:`never_drawn`: the float32 inverse CDF's tokens that are never drawn on a row of
+  BF16 logits, and the exact test that sees them;
 * :func:`tail_figure` (with :func:`tail_control`): the live figure that recomputes the
   exact token laws of the peaked target at a tail mass; :func:`method_figure` (with
   :func:`method_control`) redraws one draw's relative errors from the computed laws;
 * :func:`argmax_montecarlo` draws ``rows`` residual rows of a target with
-:mod:`rslab.reference`'s Fast-path residual draw (request r = 0..rows−1 of one
-seed, so every row has its own key and words) and compares the tokens with
-:func:`rslab.numerics.token_law.run_law` on a partition of the vocabulary into,
-per run, its first token and the rest (ties favour the first: that is where an
-error in the tie rule would show).
+  :mod:`rslab.reference`'s Fast-path residual draw (request r = 0..rows−1 of one
+  seed, so every row has its own key and words) and compares the tokens with
+  :func:`rslab.numerics.token_law.run_law` on a partition of the vocabulary into,
+  per run, its first token and the rest (ties favour the first: that is where an
+  error in the tie rule would show).
 """
 
 from __future__ import annotations
@@ -25,24 +28,28 @@ import numpy as np
 from scipy import stats as sps
 
 from rslab.kernels.sampler.scenarios import run_draws
-from rslab.kernels.studies.draw_table import ROW_DRAWS, rowmax_per_packed
-from rslab.numerics import adversary, fixed_invcdf
+from rslab.numerics import adversary, appearance, fixed_invcdf
+from rslab.numerics import divergence_bound as db
 from rslab.numerics import draw_comparison as dc
 from rslab.numerics.methods import RECOMMENDED, draw, resolve_noise, sampler_draws, variant_name
-from rslab.numerics.search import NOTE_CHI2_DIV8, NOTE_CHI2_DIV14
+from rslab.numerics.stats import gumbel2_cdf
 from rslab.numerics.targets import VOCAB
-from rslab.numerics.token_law import run_law
+from rslab.numerics.token_law import exact_token_probs, run_law
 from rslab.reference import path_math, residual_draw
 from rslab.scale import by_scale
 from rslab.viz import draw_plots as dp
 from rslab.viz.controls import choice_control, float_control
+from rslab.viz.tables import markdown_table
 
 CHUNK_ROWS = 512
-NOTE_ROWS = ({"draw": "the note's Div8", "note_chi2": NOTE_CHI2_DIV8},
-             {"draw": "the note's Div14", "note_chi2": NOTE_CHI2_DIV14})
 DETECT_TARGET = 1e10
-"""The issue's target: no bias a blind test sees before 10^10 samples."""
+"""The note's target: no bias a test sees before 10^10 samples."""
 TAIL_STEP = 1e-3
+SUPERSCRIPT = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
+REPRODUCIBLE = {"gumbel": "any split of the row", "race": "any split of the row",
+                "invcdf": "the same order of sums", "fixed": "the same block sums"}
+"""What a draw's tokens stay bit-exact under (:attr:`rslab.numerics.methods.Draw.reproducibility`
+in a table's words)."""
 
 
 def page_vocab(scale: str | None = None) -> int:
@@ -82,16 +89,18 @@ def page_sampler(vocab: int, scale: str | None = None) -> list[dict]:
     return run_draws(vocab, page_sampler_draws(scale), progress=False, baselines=False)
 
 
-SHORT_ROW = 16_384
-"""A short row, where a per-row constant weighs more than at the note's vocabulary."""
+def page_worst_draws(scale: str | None = None) -> tuple:
+    """The draws whose worst targets the page searches: at quick scale the float32 inverse
+    CDFs and the fixed-point one; else every sampler draw too."""
+    quick = (("invcdf", "u24"), ("invcdf", "wide48"), RECOMMENDED)
+    return by_scale(quick=quick, book=sampler_draws() + (RECOMMENDED,),
+                    full=sampler_draws() + (RECOMMENDED,), scale=scale)
 
 
-def short_row_sampler(sampler: list[dict], vocab: int) -> list[dict]:
-    """Div8 and the recommended draw in the whole sampler at :data:`SHORT_ROW` tokens: the
-    page's own rows when it runs at that vocabulary, else two new runs per test point."""
-    if vocab == SHORT_ROW:
-        return [r for r in sampler if r["draw"] in ("gumbel-div8", variant_name(*RECOMMENDED))]
-    return run_draws(SHORT_ROW, (RECOMMENDED,), progress=False, baselines=False)
+def worst_cases(vocab: int, draws=None, executor=None) -> list[dict]:
+    """Each draw's worst target over :func:`rslab.numerics.adversary.family_rows` at
+    ``vocab`` (:func:`rslab.numerics.adversary.search`)."""
+    return adversary.search(draws or page_worst_draws(), vocab, executor=executor)
 
 
 def swept_tails() -> tuple:
@@ -101,10 +110,247 @@ def swept_tails() -> tuple:
                     full=(1e-6, 1e-5, 1e-4) + dc.TAIL_MASSES)
 
 
+def sci(x: float, digits: int = 2) -> str:
+    """A positive number for a reader: ``1.8·10⁵``, plain below 10,000 (``—`` for NaN, ``∞``)."""
+    if x is None or np.isnan(x):
+        return "—"
+    if np.isinf(x):
+        return "∞"
+    if 1 <= abs(x) < 1e4:
+        rounded = float(f"{x:.{digits}g}")
+        return f"{rounded:,.0f}" if rounded >= 10 ** (digits - 1) else f"{rounded:g}"
+    if 1e-3 <= abs(x) < 1:
+        return f"{x:.{digits}g}"
+    mantissa, exponent = f"{x:.{digits - 1}e}".split("e")
+    return f"{mantissa}·10{str(int(exponent)).translate(SUPERSCRIPT)}"
+
+
+def bound_text(n: float) -> str:
+    """The bound's sample size in a table: ``< 1`` where it says nothing."""
+    return "< 1" if n is not None and n < 1 else sci(n)
+
+
 def samples_text(n: float) -> str:
     """A number of samples for a sentence: ``inf`` (no bias to see) in words."""
-    return f"{n:.2e} samples" if np.isfinite(n) else "no number of samples"
+    return f"{sci(n)} samples" if np.isfinite(n) else "no number of samples"
 
+
+# ----------------------------------------------------------------- the verdict
+
+def worst_seen(w: dict) -> tuple[float, str]:
+    """The fewest samples at which a test sees a worst row's bias half the time, and which
+    test: a χ² test over tokens, vectors or bins where its approximation holds, or the exact
+    appearance test (NaN and '' if none does)."""
+    tests = {"χ² over tokens": w["detect_tokens"], "χ² over vectors": w["detect_vectors"],
+             "χ² over bins": w["detect_bins"], "appearance test": w["detect_appear"]}
+    valid = {k: v for k, v in tests.items() if not np.isnan(v)}
+    if not valid:
+        return float("nan"), ""
+    name = min(valid, key=valid.get)
+    return valid[name], name
+
+
+def bias_rows(worst: list[dict], token: list[dict], vocab: int) -> dict:
+    """Per draw (name → row): the fewest samples at which a test sees its bias half the time
+    and where (its worst row, or one of the three targets if that is sooner); the samples
+    below which no test gains 0.1 on that worst row (χ² and TV forms,
+    :func:`rslab.numerics.divergence_bound.figures`) or, for the recommended draw, on every
+    row of ``vocab`` tokens (its guarantee, :func:`rslab.numerics.fixed_invcdf.chi2_bound`)."""
+    out = {}
+    for name in dict.fromkeys([w["draw"] for w in worst] + [t["method"] for t in token]):
+        seen, where = float("inf"), ""
+        w = next((w for w in worst if w["draw"] == name), None)
+        if w is not None:
+            n, test = worst_seen(w)
+            if not np.isnan(n):
+                seen, where = n, f"{w['target']} ({test})"
+        for t in token:
+            if t["method"] == name and t["detect_seen"] < seen:
+                seen, where = t["detect_seen"], t["target"]
+        row = {"seen": seen, "seen_on": where, "worst": w["target"] if w else None,
+               "bound": w["bound_samples"] if w else None, "every_row": False}
+        if name == variant_name(*RECOMMENDED):
+            row.update(bound=db.samples_no_test_sees(fixed_invcdf.chi2_bound(vocab)),
+                       every_row=True)
+        out[name] = row
+    return out
+
+
+def verdict(row: dict) -> str:
+    """A draw's verdict from its bias row: it meets the target only with a bound over every
+    row past 10^10; it fails where a test sees it before."""
+    if row["every_row"] and row["bound"] >= DETECT_TARGET:
+        return "meets it on every row"
+    if row["seen"] < DETECT_TARGET:
+        return "fails: a test sees it"
+    return "not shown either way"
+
+
+def verdict_rows(sampler: list[dict], bias: dict) -> list[dict]:
+    """The verdict table's rows: per draw of the whole-sampler runs, its speed against Div8's
+    at both test points, its bias figures and its verdict."""
+    by = {(r["draw"], r["name"]): r for r in sampler}
+    out = []
+    for name in dict.fromkeys(r["draw"] for r in sampler):
+        b = bias.get(name)
+        if b is None:
+            continue
+        out.append({"draw": name, "all_accept": by[(name, "all-accept")]["vs_div8"],
+                    "first_reject": by[(name, "first-reject")]["vs_div8"], **b,
+                    "reproducible": REPRODUCIBLE[name.split("-")[0]], "verdict": verdict(b)})
+    return out
+
+
+def verdict_table(rows: list[dict]) -> str:
+    """The verdict as Markdown: speed against Div8, bias, reproducibility, verdict."""
+    return markdown_table([{
+        "draw": r["draw"], "speed vs Div8: all-accept": f"{r['all_accept']:.2f}×",
+        "first-reject": f"{r['first_reject']:.2f}×",
+        "a test sees the bias at (samples)": sci(r["seen"]),
+        "no test gains 0.1 before (samples)": bound_text(r["bound"]) + (
+            " (every row)" if r["every_row"] else ""),
+        "bit-exact under": r["reproducible"], "verdict": r["verdict"]} for r in rows])
+
+
+# ----------------------------------------------------------------- the page's other tables
+
+def noise_table(noise: list[dict], note_chi2: dict) -> str:
+    """The noises' lattice statistics (``note_chi2``: draw → the note's χ² at 10^9)."""
+    return markdown_table([{
+        "noise": r["name"], "E[χ²], 64 bins, 10⁹ samples": f"{r['expected_chi2']:.1f}",
+        "the note's χ²": f"{note_chi2[r['name']]:.1f}" if r["name"] in note_chi2 else "—",
+        "exact KS distance": f"{r['exact_ks']:.2g}", "largest finite g": f"{r['g_max']:.2f}",
+        "mass on the plateau": f"{r['plateau']:.2g}"} for r in noise])
+
+
+def token_table(token: list[dict], targets: tuple) -> str:
+    """Per draw and target: the total variation and the fewest samples at which a test sees
+    the bias half the time (``∞``: no bias; ``targets``: the target names, in order)."""
+    by = {(r["method"], r["target"]): r for r in token}
+    rows = []
+    for m in dict.fromkeys(r["method"] for r in token):
+        row = {"draw": m}
+        for t in targets:
+            r = by[(m, t)]
+            row[f"{t.split('(')[0]}: TV"] = sci(r["tv"]) if r["tv"] else "0"
+            row[f"{t.split('(')[0]}: seen at"] = sci(r["detect_seen"])
+        rows.append(row)
+    return markdown_table(rows)
+
+
+def lattice_table(rows: list[dict]) -> str:
+    """The Exact path's tail on each lattice of :mod:`rslab.numerics.lattice_bias`."""
+    return markdown_table([{
+        "uniforms": r["lattice"], "random bits": str(r["bits"]), "P(tail)": f"{r['tail']:.6f}",
+        "against the target": f"{100 * r['tail_rel']:+.3f} %",
+        "a blind χ² over the two runs sees it at (samples)": sci(r["detect_runs"])}
+        for r in rows])
+
+
+def worst_table(worst: list[dict]) -> str:
+    """Each draw's worst row: χ², TV, the bound and the tests (— where a χ² test's
+    approximation does not hold)."""
+    return markdown_table([{
+        "draw": w["draw"], "worst row": w["target"], "χ²": sci(w["chi2"]), "TV": sci(w["tv"]),
+        "no test gains 0.1 before": bound_text(w["bound_samples"]),
+        "χ² over tokens": sci(w["detect_tokens"]), "χ² over vectors": sci(w["detect_vectors"]),
+        "appearance test": sci(w["detect_appear"])} for w in worst])
+
+
+def loops_table(loops: list[dict]) -> str:
+    """The row loops' schedule figures."""
+    return markdown_table([{
+        "draw": r["draw"], "row": r["kind"], "II": str(r["ii"]), "ResMII": str(r["res_mii"]),
+        "RecMII": str(r["rec_mii"]), "binding unit": r["binding"],
+        "cycles per 256 tokens": f"{r['cycles_per_packed']:g}",
+        "measured": f"{r['measured_per_packed']:g}"} for r in loops])
+
+
+def sampler_table(sampler: list[dict]) -> str:
+    """The whole sampler's runs: cycles, floor, DMA wait, task bound, against Div8."""
+    return markdown_table([{
+        "draw": r["draw"], "test point": r["name"], "cycles": f"{r['cycles']:,}",
+        "floor": f"{r['bound_cycles']:,}", "cycles / floor": f"{r['ratio']:.2f}",
+        "of which DMA wait": f"{r['dma_wait']:,}",
+        "task bound": f"{r['task_bound_cycles']:,} ({r['task_binding']})",
+        "speed vs Div8": f"{r['vs_div8']:.2f}×",
+        "tokens = reference": "yes" if r["tokens_match_reference"] else "no"} for r in sampler])
+
+
+def rng_table(checks: list[dict]) -> str:
+    """The tests of the RNG models' words (:func:`rslab.numerics.rng_checks.stream_checks`)."""
+    return markdown_table([{
+        "model": r["model"], "key": str(r["key"]), "words": f"{r['words']:,}",
+        "top 8 bits: χ²": f"{r['top 8 bits']['chi2']:.1f}",
+        "p-value": f"{r['top 8 bits']['p']:.2g}", "top 14 bits: p-value":
+        f"{r['top 14 bits']['p']:.2g}", "pairs 128 apart: χ²": f"{r['lag-128 pairs']['chi2']:.1f}",
+        "p-value ": f"{r['lag-128 pairs']['p']:.2g}"} for r in checks])
+
+
+def ks_point(g) -> tuple[float, float]:
+    """The KS distance of the noise values ``g`` (one per lattice point) from the ideal law,
+    and the g where it is reached."""
+    s = np.sort(np.asarray(g, np.float32))
+    f = gumbel2_cdf(s)
+    i = np.arange(s.size)
+    terms = np.maximum((i + 1) / s.size - f, f - i / s.size)
+    k = int(np.argmax(terms))
+    return float(terms[k]), float(s[k])
+
+
+# ----------------------------------------------------------------- why wide48 fails
+
+def never_drawn(vocab: int, scale: float = 8.0) -> dict:
+    """The float32 inverse CDF (``wide48``) on the row of BF16 logits of scale ``scale``: the
+    tokens it never draws and their mass, the appearance test on them (samples at which its
+    advantage reaches ½, and its advantage at 10^10 samples), the TV and χ², the largest χ²
+    term and its token's probabilities, and the bound's two forms."""
+    w = adversary.logit_weights(adversary.bf16_logits(vocab, scale))
+    P, p = exact_token_probs(w, "invcdf", "wide48"), adversary.target_of(w)
+    never = (P == 0) & (p > 0)
+    mass = float(p[never].sum())
+    terms = (P - p) ** 2 / np.where(p > 0, p, 1.0)
+    top = int(np.argmax(terms))
+    f = db.figures(P, p)
+    return {"row": f"bf16 logits(σ={scale:g})", "tokens": int(never.sum()), "mass": mass,
+            "half": float(np.log(2) / -np.log1p(-mass)),
+            "at_target": float(-np.expm1(DETECT_TARGET * np.log1p(-mass))),
+            "best": appearance.samples_to_see(P, p), "tv": f["tv"], "chi2": f["chi2"],
+            "top_share": float(terms[top] / terms.sum()), "top_p": float(p[top]),
+            "top_P": float(P[top]), "bound_chi2": f["bound_samples_chi2"],
+            "bound_tv": f["bound_samples_tv"], "detect_tokens": f["detect_tokens"],
+            "detect_vectors": f["detect_vectors"]}
+
+
+def never_drawn_table(nd: dict) -> str:
+    """:func:`never_drawn`'s bound and tests, each with its samples."""
+    rows = [("no test gains 0.1 before: a / TV", nd["bound_tv"]),
+            ("no test gains 0.1 before: 2a² / χ² (below one sample: says nothing)",
+             nd["bound_chi2"]),
+            ("appearance test, the never-drawn tokens: advantage ½ at", nd["half"]),
+            ("appearance test, the best likelihood-ratio set: advantage ½ at",
+             nd["best"]["samples"]),
+            ("χ² over tokens, power ½ at", nd["detect_tokens"]),
+            ("χ² over vectors of 128, power ½ at", nd["detect_vectors"])]
+    return markdown_table([{"bound or test": a, "samples": bound_text(n) if i < 2 else sci(n)}
+                           for i, (a, n) in enumerate(rows)])
+
+
+def argmax_search_note(argmax_worst: list[dict], vocab: int) -> str:
+    """What the worst-case search covered for the argmax draws, in a sentence."""
+    if not argmax_worst:
+        return ("At this scale the search covers the inverse CDFs only; the book scale adds "
+                "Gumbel-max and the race.")
+    total = len(adversary.family_rows(vocab))
+    searched = min(w["rows"] for w in argmax_worst)
+    if searched == total:
+        return "Gumbel-max and the race are searched on every row too."
+    return (f"Gumbel-max and the race are searched on {searched} of the {total} rows (those "
+            f"whose exact argmax law fits this machine), so their worst is a lower bound on "
+            f"their worst.")
+
+
+# ----------------------------------------------------------------- the Monte Carlo check
 
 def argmax_montecarlo(target, method: str, noise, rows: int, *, seed: int = 1) -> dict:
     """χ² of sampled against exact cell counts (see the module docstring)."""
@@ -134,150 +380,7 @@ def argmax_montecarlo(target, method: str, noise, rows: int, *, seed: int = 1) -
             "expected": expected.tolist(), "seconds": time.perf_counter() - start}
 
 
-def draw_table(loops: list[dict], noise: list[dict], tokens: list[dict], vocab: int,
-               sampler: list[dict] = ()) -> list[dict]:
-    """The chapter's table: per draw, cycles per packed vector of the bonus (with the row-max
-    pass where one is needed) and residual rows, the whole sampler's cycles at both test
-    points (``sampler``: rows of :func:`rslab.kernels.sampler.scenarios.run_draws`), the
-    noise bias, the token TV on each target, the samples a blind test needs on the worst
-    target, the tail and the reproducibility. Draws without a loop (Div14: ``t/14`` needs a
-    divide; the Exact path) have no cycles, and the naive race no sampler program."""
-    by_loop = {(r["draw"], r["kind"]): r for r in loops}
-    whole = {(r["draw"], r["name"]): r["cycles"] for r in sampler}
-    by_noise = {r["name"]: r for r in noise}
-    rowmax = rowmax_per_packed(vocab)
-    out = []
-    names = [variant_name(m, n) for m, n in ROW_DRAWS]
-    names += [n for n in dict.fromkeys([r["name"] for r in noise] + [t["method"] for t in tokens])
-              if n not in names]
-    for name in names:
-        method = name.split("-")[0] if "-" in name else "gumbel"
-        row = {"draw": name, "bonus": None, "residual": None}
-        if (name, "bonus") in by_loop:
-            row["bonus"] = by_loop[(name, "bonus")]["cycles_per_packed"] + (
-                rowmax if draw(method).linear else 0.0)
-            row["residual"] = by_loop[(name, "residual")]["cycles_per_packed"]
-        row["all_accept"] = whole.get((name, "all-accept"))
-        row["first_reject"] = whole.get((name, "first-reject"))
-        n = by_noise.get(name)
-        row["expected_chi2"] = n["expected_chi2"] if n else None
-        row["noise_detect"] = n["detect"] if n else None
-        row["g_max"] = n["g_max"] if n else None
-        mine = [t for t in tokens if t["method"] == name]
-        row["tv"] = {t["target"]: t["tv"] for t in mine}
-        row["detect_blind"] = min((t["detect_blind"] for t in mine), default=None)
-        row["detect_aimed"] = min((t["detect_aimed"] for t in mine), default=None)
-        row["reproducibility"] = draw(method).reproducibility
-        out.append(row)
-    return out + [dict(r) for r in NOTE_ROWS]
-
-
-def shown_table(rows: list[dict], peaked: str) -> list[dict]:
-    """The columns of :func:`draw_table` the page shows (``peaked``: the peaked target's name)."""
-    out = []
-    for r in rows:
-        tv = r.get("tv", {})
-        out.append({"draw": r["draw"], "bonus cycles": r.get("bonus"),
-                    "residual cycles": r.get("residual"),
-                    "sampler all-accept": r.get("all_accept"),
-                    "sampler first-reject": r.get("first_reject"),
-                    "E[χ²] 10^9": r.get("expected_chi2", r.get("note_chi2")),
-                    "TV peaked": tv.get(peaked), "TV zipf": tv.get("zipf"),
-                    "TV flat": tv.get("flat"), "blind detect": r.get("detect_blind"),
-                    "aimed detect": r.get("detect_aimed"), "largest g": r.get("g_max"),
-                    "reproducible": r.get("reproducibility")})
-    return out
-
-
-COSTS = ("all_accept", "first_reject")
-"""What a draw must not cost more of than Div8: the whole sampler's cycles at each test
-point."""
-
-
-def page_worst_draws(scale: str | None = None) -> tuple:
-    """The draws whose worst targets the page searches: at quick scale the float32 inverse
-    CDFs and the fixed-point one; else every sampler draw too."""
-    quick = (("invcdf", "u24"), ("invcdf", "wide48"), RECOMMENDED)
-    return by_scale(quick=quick, book=sampler_draws() + (RECOMMENDED,),
-                    full=sampler_draws() + (RECOMMENDED,), scale=scale)
-
-
-def worst_cases(vocab: int, draws=None, executor=None) -> list[dict]:
-    """Each draw's worst target over :func:`rslab.numerics.adversary.family_rows` at
-    ``vocab`` (:func:`rslab.numerics.adversary.search`), with its guarantee where it has one."""
-    rows = adversary.search(draws or page_worst_draws(), vocab, executor=executor)
-    for r in rows:
-        r["guarantee"] = fixed_invcdf.chi2_bound(vocab) if r["draw"] == variant_name(
-            *RECOMMENDED) else None
-    return rows
-
-
-def argmax_search_note(argmax_worst: list[dict], vocab: int) -> str:
-    """What the worst-case search covered for the argmax draws, in a sentence."""
-    if not argmax_worst:
-        return ("At this scale the search covers the inverse CDFs only; the book scale adds "
-                "Gumbel-max and the race.")
-    total = len(adversary.family_rows(vocab))
-    searched = min(w["rows"] for w in argmax_worst)
-    if searched == total:
-        return "Gumbel-max and the race are searched on every row too."
-    return (f"Gumbel-max and the race are searched on {searched} of the {total} rows (those "
-            f"whose exact argmax law fits this machine), so their worst is a lower bound on "
-            f"their worst.")
-
-
-def target_answer(rows: list[dict], worst: list[dict]) -> dict:
-    """The verdict from the worst case: Div8's row; the draws no test of any kind can tell
-    from their targets before 10^10 samples on their worst target (the divergence bound),
-    with whether their whole sampler costs no more cycles than Div8's at both test points
-    (None where the draw has no sampler program); and the draw of the largest bound."""
-    base = next(r for r in rows if r["draw"] == "gumbel-div8")
-    by_name = {r["draw"]: r for r in rows}
-    meets = []
-    for w in worst:
-        if w["bound_samples"] < DETECT_TARGET:
-            continue
-        row = by_name.get(w["draw"], {})
-        cheap = None if any(row.get(c) is None for c in COSTS) else all(
-            row[c] <= base[c] for c in COSTS)
-        meets.append({"draw": w["draw"], "bound_samples": w["bound_samples"],
-                      "no_more_cycles": cheap})
-    return {"base": base, "meets": meets, "best": max(worst, key=lambda w: w["bound_samples"])}
-
-
-def verdict_text(meet: dict, vocab: int) -> str:
-    """One draw of :func:`target_answer`'s ``meets``, with what its cycles say at ``vocab``."""
-    cost = {True: "no more cycles than Div8", False: "more cycles than Div8",
-            None: "no sampler program yet"}[meet["no_more_cycles"]]
-    return f"{meet['draw']} ({cost} at both test points, V = {vocab:,})"
-
-
-GRID_FRACTION_BITS = (32, 40, 48, 52, 56, 62)
-GRID_UNIFORM_BITS = (32, 48, 56, 64, 72, 80, 96, 128)
-
-
-def guarantee_grid(vocab: int, fraction_bits=GRID_FRACTION_BITS,
-                   uniform_bits=GRID_UNIFORM_BITS) -> list[dict]:
-    """The fixed-point draw's χ² bound for every row of ``vocab`` tokens at each fixed-point
-    width F and uniform width b (:func:`rslab.numerics.fixed_invcdf.chi2_bound`)."""
-    return [{"fraction_bits": f, "uniform_bits": b,
-             "chi2_bound": fixed_invcdf.chi2_bound(vocab, f, b)}
-            for f in fraction_bits for b in uniform_bits]
-
-
-def least_enough(grid: list[dict], chi2: float) -> dict:
-    """The narrowest fixed-point width that meets ``chi2`` with the widest uniform of the grid,
-    and the narrowest uniform that meets it with the widest fixed point (``ValueError`` when
-    no width of the grid meets it)."""
-    wide_f = max(g["fraction_bits"] for g in grid)
-    wide_b = max(g["uniform_bits"] for g in grid)
-    met = [g for g in grid if g["chi2_bound"] <= chi2]
-    fs = [g["fraction_bits"] for g in met if g["uniform_bits"] == wide_b]
-    bs = [g["uniform_bits"] for g in met if g["fraction_bits"] == wide_f]
-    if not fs or not bs:
-        raise ValueError(f"chi2: no width of the grid keeps the bound at {chi2:g}")
-    return {"fraction_bits": min(fs), "uniform_bits": min(bs)}
-
+# ----------------------------------------------------------------- the live figures
 
 def tail_control(tails) -> object:
     """The tail mass of the peaked target: from the smallest of 0.001 and ``tails`` (in
@@ -289,9 +392,9 @@ def tail_control(tails) -> object:
 
 
 def tail_figure(variants, vocab: int, sweep: dict | None = None):
-    """``draw(tail)`` for a live figure: the samples a blind test needs on ``peaked(tail)``
-    per draw, from the exact token laws, taken from ``sweep`` (:func:`dc.tail_sweep`) when it
-    holds ``tail``, else computed."""
+    """``draw(tail)`` for a live figure: the samples at which a test sees each draw's bias on
+    ``peaked(tail)``, from the exact token laws, taken from ``sweep`` (:func:`dc.tail_sweep`)
+    when it holds ``tail``, else computed."""
     sweep = sweep or {}
 
     def draw(tail: float):
@@ -299,7 +402,7 @@ def tail_figure(variants, vocab: int, sweep: dict | None = None):
         here = sweep if all(tail in s["tail"] for s in sweep.values()) and sweep else \
             dc.tail_sweep(variants, (tail,), vocab=vocab)
         detect = {n: s["detect"][s["tail"].index(tail)] for n, s in here.items()}
-        text = f"tail mass {tail:g}, V = {vocab:,}; samples to detect: " + ", ".join(
+        text = f"tail mass {tail:g}, V = {vocab:,}; samples to see the bias: " + ", ".join(
             f"{n} {d:.3g}" for n, d in detect.items())
         return dp.draw_tail_frame(tail, here), text
 

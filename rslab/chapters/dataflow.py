@@ -1,14 +1,158 @@
-"""Chapter 3, *Dataflow choice*: the machine sweeps, extended live one value at a time."""
+"""The *Dataflow choice* chapter: its tables, the SFU-latency story over the whole slider, and
+the machine sweeps, extended live one value at a time."""
+
+import re
 
 from rslab.kernels.studies import dataflow_table as dt
+from rslab.kernels.studies.sumexp import VARIANTS, emit_sumexp
+from rslab.scale import by_scale
 from rslab.viz import dataflow_plots as dp
 from rslab.viz.controls import int_control
+from rslab.viz.tables import markdown_table
 
 SWEEP_RANGES = {"valu": (1, 6), "st": (1, 4), "sfu_latency": (1, 100)}
 """The live range of each swept machine parameter."""
 
+PASSES = {"max+land(helper)": "max + landing (helper's layout)",
+          "max+land(lanes)": "max + landing (changed layout)", "max": "max", "sum": "sum",
+          "online": "online"}
+"""Each pass's name as the tables print it."""
+RESOURCES = {"ld": "load port", "st": "store port", "valu": "VALU", "sfu": "SFU",
+             "fifo": "SFU FIFO", "recurrence": "recurrence", "xlu": "XLU", "scalar": "scalar"}
+"""Each resource of ``dt.pass_bounds`` as the tables print it."""
+TWO_PASS = ("a", "a'", "b")
+"""The dataflows with a max pass before their sum pass."""
 
-def sweep_figure(param: str, data: dict, config, vocab: int):
+
+def latency_grid(config, scale: str | None = None) -> list[int]:
+    """The SFU latencies the page computes: every value of the slider at book scale; in Lab
+    every eighth, the default and the last."""
+    lo, hi = SWEEP_RANGES["sfu_latency"]
+    step = by_scale(quick=8, book=1, full=1, scale=scale)
+    return sorted(set(range(lo, hi + 1, step)) | {config.latency["sfu"], hi})
+
+
+def grid_text(grid: list[int]) -> str:
+    """How the page says which latencies it computed."""
+    lo, hi = SWEEP_RANGES["sfu_latency"]
+    if len(grid) == hi - lo + 1:
+        return f"every latency from {lo} to {hi}"
+    return (f"{len(grid)} latencies from {lo} to {hi} (every eighth and the default; the "
+            f"book's build computes all {hi - lo + 1})")
+
+
+def latency_records(grid, config, vocab: int = dt.ROW_VOCAB) -> dict:
+    """Per SFU latency of ``grid``: each dataflow's measured, scheduled and bound cycles per
+    packed vector, and (c)'s block and pushes per packed vector; one kernel per dataflow
+    and latency."""
+    out = {}
+    for latency in grid:
+        cfg = dt.config_with("sfu_latency", latency, config)
+        rec = {"measured": {}, "scheduled": {}, "bound": {}}
+        for v in VARIANTS:
+            kernel = emit_sumexp(v, vocab, cfg)
+            unroll = tuple(p.per_iteration for p in kernel.passes)
+            rec["measured"][v] = dt.measured_per_vector(v, cfg, unroll)
+            rec["scheduled"][v] = sum(p.cycles_per_vector for p in kernel.passes)
+            rec["bound"][v] = sum(max(dt.pass_bounds(p, cfg).values()) for p in kernel.passes)
+            if v == "c":
+                rec["block"] = unroll[0]
+                rec["pushes"] = len(kernel.passes[0].schedule.graph.fifo_pairs) / unroll[0]
+                rec["block_ii"] = kernel.passes[0].ii
+        out[latency] = rec
+    return out
+
+
+def block_refusal(block: int, config, vocab: int = dt.ROW_VOCAB) -> str | None:
+    """Why the scheduler finds no schedule for dataflow (c) with ``block`` packed vectors per
+    block on ``config`` (its search window and the reason at each II it tried, shortened to
+    the distinct reasons), or None when it finds one."""
+    try:
+        emit_sumexp("c", vocab, config, unroll=(block,))
+    except ValueError as exc:
+        found = re.search(r"no modulo schedule up to II = (\d+): \{(.*)\}", str(exc))
+        if not found:
+            raise
+        reasons = sorted(set(re.findall(r"'([A-Za-z ]+) at", found.group(2))))
+        return f"no modulo schedule up to II {found.group(1)}: " + ", ".join(reasons)
+    return None
+
+
+def fifo_knee(variant: str, config, vocab: int = dt.ROW_VOCAB) -> int:
+    """The smallest SFU latency at which the SFU FIFO's need of ``variant``'s sum pass exceeds
+    the need of its other resources (which the latency does not change)."""
+    if variant not in TWO_PASS:
+        raise ValueError(f"variant must be one of {TWO_PASS}, got {variant!r}")
+    b = dt.pass_bounds(emit_sumexp(variant, vocab, config).passes[1], config)
+    other = max(v for k, v in b.items() if k != "fifo")
+    per_cycle_held = b["fifo"] / (config.latency["sfu"] + config.latency["pop"])
+    return int(other / per_cycle_held - config.latency["pop"]) + 1
+
+
+def binding_text(binding: str) -> str:
+    """``dt.dataflow_row``'s binding ("max+land(helper): st; sum: valu=sfu") in words."""
+    parts = []
+    for item in binding.split("; "):
+        name, resources = item.split(": ")
+        parts.append(f"{PASSES[name]}: " + " = ".join(RESOURCES[r] for r in resources.split("=")))
+    return "; ".join(parts)
+
+
+def cycles_table(rows) -> str:
+    """The measured table: bound, schedule and simulation per packed vector, and the row."""
+    records = [{"dataflow": r.variant, "bound": f"{r.bound:.2f}", "scheduled": f"{r.scheduled:.2f}",
+                "measured": f"{r.measured:.2f}", "row": f"{r.cycles:,}",
+                "binds": binding_text(r.binding)} for r in rows]
+    heads = {"dataflow": "Dataflow", "bound": "Bound (cycles per vector)",
+             "scheduled": "Schedule (cycles per vector)",
+             "measured": "Measured (cycles per vector)",
+             "row": f"Whole row of {rows[0].vocab:,} (cycles)", "binds": "What binds, per pass"}
+    return _table(records, heads)
+
+
+def checks_table(rows) -> str:
+    """The same rows' footprint, stalls and check against NumPy."""
+    records = [{"dataflow": r.variant, "vmem": f"{r.vmem_bytes / 1024:,.0f}",
+                "regs": str(r.vector_registers),
+                "stalls": ", ".join(f"{k} {v:,}" for k, v in r.stalls.items()) or "none",
+                "max": "yes" if r.max_exact else "NO",
+                "sum": f"{r.sum_rel_error:.1e} ({r.sum_tolerance:.1e})"} for r in rows]
+    heads = {"dataflow": "Dataflow", "vmem": "VMEM used (KiB)", "regs": "Vector registers",
+             "stalls": "Stall cycles on the row", "max": "Max exact",
+             "sum": "Sum's relative error (tolerance)"}
+    return _table(records, heads)
+
+
+def _table(records: list[dict], heads: dict) -> str:
+    return markdown_table([{heads[k]: v for k, v in r.items()} for r in records],
+                          fmt=lambda _, v: str(v))
+
+
+def resource_needs(config, vocab: int = dt.ROW_VOCAB) -> dict:
+    """{(dataflow, pass name): {resource: cycles per packed vector}} on ``config``."""
+    need = {}
+    for v in VARIANTS:
+        for p in emit_sumexp(v, vocab, config).passes:
+            need[(v, p.name)] = dt.pass_bounds(p, config)
+    return need
+
+
+def needs_table(need: dict) -> str:
+    """``resource_needs`` as a table, one row per pass, the binding need in bold."""
+    cols = [r for r in RESOURCES if any(r in b for b in need.values())]
+    records = []
+    for (v, name), b in need.items():
+        top = max(b.values())
+        cells = {"Dataflow": v, "Pass": PASSES[name]}
+        for r in cols:
+            text = f"{b[r]:.2f}" if r in b else "–"
+            cells[RESOURCES[r].capitalize() if r == "recurrence" else RESOURCES[r]] = \
+                f"**{text}**" if r in b and abs(b[r] - top) < 1e-9 else text
+        records.append(cells)
+    return markdown_table(records, fmt=lambda _, v: str(v))
+
+
+def sweep_figure(param: str, data: dict, config, vocab: int = dt.ROW_VOCAB):
     """A ``draw(**{param: value})`` for a live figure over ``dt.sweep(param, ...)``'s
     ``data``: a value not yet in ``data`` is scheduled and simulated (all four dataflows)
     and added to it, so the right-hand curve grows with what the reader tried."""

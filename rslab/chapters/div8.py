@@ -1,17 +1,24 @@
-"""Chapter 5, *Div8*: exact counts over the lattice, and the plateau width and divisor live.
+"""Chapter 5, *Div8 diagnosis*: exact counts over the lattice, the chapter's tables, and the
+plateau width and divisor live.
 
 Every count here is exact over the 2^24-point lattice of uniforms (every ``stride``-th
 point, still exact for that sub-lattice), expressed per 2^20 draws as in the note.
 """
 
+import ast
 import functools
+import inspect
 
 import numpy as np
+from scipy.stats import chi2
 
-from rslab.numerics.calibration import NOTE_SAMPLES
+from rslab import note
+from rslab.numerics import fastlog
 from rslab.numerics.fastlog import DEFAULT_FASTLOG2, FastLog2
 from rslab.numerics.gumbel import get_noise
 from rslab.numerics.rng import all_uniforms
+from rslab.numerics.separation import KS_NULL_MEAN, sample_ks
+from rslab.numerics.stats import validate_sample
 from rslab.viz import numerics_plots as npl
 from rslab.viz.controls import float_control
 
@@ -25,7 +32,7 @@ TAU_SCALES = (0.25, 0.5, 1.0, 1.5, 2.0, 3.0)
 def zeros_per_2_20(cfg: FastLog2, stride: int = STRIDE) -> float:
     """Exact count of ``g = 0`` per 2^20 draws of the scaled pipeline under log ``cfg``."""
     u = all_uniforms()[::stride]
-    return NOTE_SAMPLES * float(np.mean(get_noise("scaled", log2=cfg)(u) == 0))
+    return note.SAMPLES * float(np.mean(get_noise("scaled", log2=cfg)(u) == 0))
 
 
 def plateau_hits(log2: FastLog2, k: float, stride: int = 1) -> tuple[float, float, float]:
@@ -54,8 +61,8 @@ def divisor_error_profile(k: float, log2: FastLog2 = DEFAULT_FASTLOG2,
     np.maximum.at(worst, idx, err)
     a, b = log2.plateau()
     return {"k": k, "t": np.sqrt(edges[1:] * edges[:-1]), "worst": worst,
-            "plateau": (k * a, k * b), "zeros": NOTE_SAMPLES * float(np.mean(tr["g"] == 0)),
-            "hits": NOTE_SAMPLES * float(np.mean(tr["l2"] == 0))}
+            "plateau": (k * a, k * b), "zeros": note.SAMPLES * float(np.mean(tr["g"] == 0)),
+            "hits": note.SAMPLES * float(np.mean(tr["l2"] == 0))}
 
 
 @functools.lru_cache(maxsize=4)
@@ -156,3 +163,166 @@ def clamp_t_lambda(log2: FastLog2 = DEFAULT_FASTLOG2) -> dict:
         g_clamp = -log2(clamped)
     return {"scaled": exact_row("scaled", tr["g"])["lam"],
             "clamp": exact_row("clamp", g_clamp)["lam"]}
+
+
+@functools.cache
+def knob_docs() -> dict:
+    """Each ``FastLog2`` field's docstring, first sentence, read from its source."""
+    tree = ast.parse(inspect.getsource(fastlog.FastLog2))
+    body = tree.body[0].body
+    docs = {}
+    for node, nxt in zip(body, body[1:], strict=False):
+        if isinstance(node, ast.AnnAssign) and isinstance(nxt, ast.Expr) \
+                and isinstance(nxt.value, ast.Constant):
+            docs[node.target.id] = nxt.value.value.split(". ")[0].rstrip(".").replace("``", "`")
+    return docs
+
+
+def knob_rows(log2: FastLog2 = DEFAULT_FASTLOG2) -> list[dict]:
+    """The fast log's configuration for a page: each knob, its value and what it sets."""
+    docs = knob_docs()
+    return [{"knob": f"`{name}`", "value": _value(getattr(log2, name)),
+             "what it sets": docs.get(name, "")} for name in log2.__dataclass_fields__]
+
+
+def _value(v) -> str:
+    return f"{v:.6g}" if isinstance(v, float) else repr(v)
+
+
+def calibration_rows(calib) -> list[dict]:
+    """The calibration's candidates (``calibration.calibrate``) for a page."""
+    return [{"c0 width (bits)": str(r["c0_bits"]), "c1 width (bits)": str(r["c1_bits"]),
+             "threshold τ": f"{r['zero_threshold']:.5f}",
+             "zeros predicted at 2^20": f"{r['plateau_prediction']:,.0f}",
+             "Div8's E[χ²] at 10⁹": f"{r['expected_chi2']:,.1f}",
+             "error bound": f"{r['error_bound']:.2e}"} for r in calib.rows]
+
+
+def token_picks(logits, rows: int, seed: int, low: int) -> dict:
+    """Over ``rows`` rows with the same ``logits`` (float32): the tokens the naive fast-log
+    pipeline and the precise one pick, and how often the naive one picks a masked token when
+    the first half of the vocabulary is masked out."""
+    from rslab.numerics.gumbel import sample_uniforms
+
+    v = logits.size
+    log2e = np.float32(1 / np.log(2))
+    naive, precise = get_noise("naive"), get_noise("precise")
+    masked = logits.copy()
+    masked[: v // 2] = -np.inf
+    picks = {"naive fast log": [], "precise": []}
+    masked_picks = 0
+    for r in range(rows):
+        u = sample_uniforms(v, seed=seed, start=r * v)
+        g = naive(u)
+        picks["naive fast log"].append(int(np.argmax(logits * log2e + g)))
+        picks["precise"].append(int(np.argmax(logits * log2e + precise(u))))
+        with np.errstate(invalid="ignore"):
+            masked_picks += int(np.argmax(masked * log2e + g) < v // 2)
+    picks = {k: np.array(p) for k, p in picks.items()}
+    return {"picks": picks, "masked_share": masked_picks / rows,
+            "low_share": {k: float(np.mean(p < low)) for k, p in picks.items()}}
+
+
+def hypothesis_rows(t_all, ex_scaled, log2: FastLog2 = DEFAULT_FASTLOG2) -> tuple[list, dict]:
+    """The two hypotheses for the zeros, each with the note's prediction and the model's
+    (exact over the lattice ``t_all`` of the scaled pipeline, and the estimate each
+    hypothesis makes), per 2^20 draws; and the figures behind them."""
+    from rslab.numerics.calibration import plateau_prediction
+
+    n = note.SAMPLES
+    on_one = int(np.sum(t_all == np.float32(1)))
+    near = np.unique(t_all[(t_all > 0.999) & (t_all < 1.001)])
+    step = float(np.median(np.diff(near)))
+    figures = {"h1_exact": n * on_one / t_all.size, "on_one": on_one, "t_step": step,
+               "h1_estimate": n * np.log(2) * 2.0**-1 * step,   # density of t at 1 × its step
+               "h2_estimate": plateau_prediction(log2),
+               "h2_exact": ex_scaled.expected_count("zeros", n)}
+    rows = [{"hypothesis": "(1) the first log lands t exactly on 1",
+             "the note's prediction": f"≈{note.FIRST_LOG_PREDICTION:g}",
+             "the model, exact": f"{figures['h1_exact']:.3g} ({on_one} lattice u give t = 1)",
+             "the model's estimate": f"{figures['h1_estimate']:.2f} (density of t at 1 × the "
+                                     "step of t)"},
+            {"hypothesis": "(2) the second log's plateau",
+             "the note's prediction": f"≈{note.PLATEAU_PREDICTION:,}",
+             "the model, exact": f"{figures['h2_exact']:,.1f}",
+             "the model's estimate": f"{figures['h2_estimate']:,.1f} (ideal law of t on "
+                                     "[a, b])"}]
+    return rows, figures
+
+
+def trace_rows(trace: dict, i: int) -> list[dict]:
+    """One draw's values at every step of a pipeline's ``trace``."""
+    steps = {"u": "u", "uc": "u·c", "l1": "first log fl(u·c)", "t": "t", "tk": "t/k",
+             "l2": "second log", "g": "g"}
+    same = {"tk": "t", "uc": "u"}  # a pipeline without the divisor or the scale skips the step
+    return [{"step": steps.get(k, k), "value": f"{float(v[i]) + 0.0:.10f}"}
+            for k, v in trace.items() if not (k in same and np.array_equal(v, trace[same[k]]))]
+
+
+def ks_noise_floor(n: int) -> float:
+    """The mean KS distance of ``n`` draws from the ideal law itself: 0.8687/√n."""
+    return KS_NULL_MEAN / np.sqrt(n)
+
+
+def sample_ks_mean(ex, n: int) -> float:
+    """The mean KS distance that ``n`` draws of the exact law ``ex`` (an ``ExactStats``) show
+    against the ideal law (``separation.sample_ks``)."""
+    return float(sample_ks(ex.sorted_g, n).mean())
+
+
+def validation_rows(u, exact: dict, n: int) -> tuple[list, list]:
+    """Two tables for the pipelines of ``exact`` (name → ``ExactStats``): a Monte Carlo run on
+    the uniforms ``u`` (its KS and χ² with their p-values), and the exact laws (the law's own
+    KS distance beside the mean KS a sample of ``n`` shows, the expected χ² at ``n``)."""
+    ref = get_noise("precise")(u)
+    mc_rows, exact_rows = [], []
+    for name, ex in exact.items():
+        mc = validate_sample(get_noise(name)(u), ref)
+        mc_rows.append({"pipeline": name, "zeros": f"{mc['zeros']:,}",
+                        "KS distance (p)": f"{mc['ks']:.2e} ({mc['ks_p']:.2g})",
+                        "χ² (p)": f"{mc['chi2']:.1f} ({mc['chi2_p']:.2g})",
+                        "P99.9 of the error": f"{mc['P99.9']:.2e}"})
+        law = ex.chi2_law(n)
+        exact_rows.append({"pipeline": name,
+                           "zeros expected": f"{ex.expected_count('zeros', n):,.1f}",
+                           "KS distance of the law": f"{ex.ks:.2e}",
+                           "a sample's mean KS": f"{sample_ks_mean(ex, n):.2e}",
+                           "E[χ²]": f"{ex.expected_chi2(n):.1f}",
+                           "p at the median χ²": f"{chi2.sf(law.median(), 63):.2g}"})
+    return mc_rows, exact_rows
+
+
+def per_binade_rows(bits=(6, 10, 16), log2: FastLog2 = DEFAULT_FASTLOG2) -> list[dict]:
+    """The textbook SFU (a fixed output LSB per binade, no absolute threshold) with each
+    output width of ``bits``: its plateau, the zeros of the scaled and Div8 pipelines per
+    2^20 draws, and whether the two agree bit for bit over the lattice."""
+    u = all_uniforms()
+    rows = []
+    for b in bits:
+        cfg = log2.replace(output_fraction_bits=b, zero_threshold=0.0)
+        g_s = get_noise("scaled", log2=cfg)(u)
+        g_8 = get_noise("div8", log2=cfg)(u)
+        lo, hi = cfg.plateau()
+        rows.append({"output LSB": f"2^-{b}", "plateau width": f"{hi - lo:.3g}",
+                     "zeros per 2^20, scaled": note.SAMPLES * float(np.mean(g_s == 0)),
+                     "zeros per 2^20, Div8": note.SAMPLES * float(np.mean(g_8 == 0)),
+                     "Div8 = scaled": bool(np.array_equal(g_s, g_8))})
+    return rows
+
+
+def div_k_atom(k: float, log2: FastLog2 = DEFAULT_FASTLOG2) -> dict:
+    """Div-``k`` exactly over the lattice: the share of draws whose second log returns 0 (the
+    atom at g = −log2 k), the atom's value, and the estimate from the ideal law of t."""
+    g = get_noise(f"div({float(k)!r})", log2=log2)(all_uniforms())
+    value = np.float32(-np.log2(np.float64(k)))
+    share = float(np.mean(g == value))
+    return {"share": share, "value": float(value), "estimate": atom_mass_estimate(k, log2)}
+
+
+def large_errors_from_the_top(name: str = "div8", q: float = 0.999) -> float:
+    """The share of the lattice points whose same-input error ``|g − g_precise|`` exceeds its
+    ``q`` quantile that have ``u`` in the top ``1 − q`` of the lattice (where t is tiny)."""
+    u = all_uniforms()
+    err = np.abs(get_noise(name)(u).astype(np.float64) - _precise(1))
+    big = err > np.quantile(err, q)
+    return float(np.mean(u[big] >= np.quantile(u, q)))

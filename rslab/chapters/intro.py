@@ -1,10 +1,143 @@
-"""The introduction: the book's headline table, computed (our figures beside the note's)."""
+"""The introduction: the recommended draw's guarantee, and the headline cycles (ours beside the
+note's)."""
 
+import math
+
+from rslab import note
 from rslab.chapters.results import headline
-from rslab.kernels.sampler.scenarios import NOTE, run_scenarios
+from rslab.kernels.sampler.scenarios import run_scenarios
+from rslab.numerics.divergence_bound import ADVANTAGE, samples_no_test_sees
+from rslab.numerics.fixed_invcdf import MAX_WEIGHT, UNIFORM_BITS, chi2_bound
+from rslab.numerics.methods import RECOMMENDED, variant_name
+from rslab.viz.results_plots import PHASE_LABELS
+from rslab.viz.tables import markdown_table
+
+NOTE_TARGET = 10**10
+"""The sample count the note asks a draw to withstand."""
+
+
+def headline_runs(vocab: int, path: str = "fast") -> list[dict]:
+    """The two test points' runs at ``vocab`` (:func:`run_scenarios`' rows)."""
+    return run_scenarios(vocab, path, progress=False)["scenarios"]
+
+
+def items_of(rows) -> list[dict]:
+    """Per test point of ``rows``: optimised cycles against the floor and the speedups, beside
+    the note's figures (:func:`rslab.chapters.results.headline`)."""
+    return headline(rows, note.SCENARIOS)
 
 
 def headline_items(vocab: int, path: str = "fast") -> list[dict]:
-    """The two test points at ``vocab``: optimised cycles against the floor and the speedups
-    (:func:`rslab.chapters.results.headline`)."""
-    return headline(run_scenarios(vocab, path, progress=False)["scenarios"], NOTE)
+    """:func:`items_of` the two test points' runs at ``vocab``."""
+    return items_of(headline_runs(vocab, path))
+
+
+def test_points(rows) -> str:
+    """The test points in words: "all-accept (S = 4 drafts, R = 8 requests) and …"."""
+    return " and ".join(f"{r['name']} (S = {r['S']} drafts, R = {r['R']} requests)"
+                        for r in rows)
+
+
+def slower_phases(row: dict) -> list[str]:
+    """The phases (by their labels) in which a run's optimised program spends more cycles
+    than its baseline."""
+    base, opt = row["baseline_phases"], row["optimized_phases"]
+    return [PHASE_LABELS[k] for k in PHASE_LABELS if opt.get(k, 0) > base.get(k, 0)]
+
+
+def recommended(vocab: int = note.VOCAB) -> dict:
+    """The recommended draw's name and guarantee at ``vocab``: its χ² bound over every row of
+    weights in [0, MAX_WEIGHT], the samples below which no test's advantage exceeds
+    ``ADVANTAGE``, and the largest advantage any test has at the note's 10^10 samples."""
+    bound = chi2_bound(vocab)
+    return {"name": variant_name(*RECOMMENDED), "bound": bound, "advantage": ADVANTAGE,
+            "samples": samples_no_test_sees(bound),
+            "advantage_at_target": math.sqrt(NOTE_TARGET * bound / 2),
+            "max_weight_log2": round(math.log2(MAX_WEIGHT)), "uniform_bits": UNIFORM_BITS}
+
+
+_SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def sci(x: float, digits: int = 2) -> str:
+    """``x`` in scientific notation for prose: 1.9e-13 as "1.9 × 10⁻¹³"."""
+    mantissa, exponent = f"{x:.{digits - 1}e}".split("e")
+    return f"{mantissa} × 10{str(int(exponent)).translate(_SUPERSCRIPT)}"
+
+
+def speed_words(speedup: float) -> str:
+    """The optimised program against a baseline in words: "2.88× faster" or "1.07× slower"."""
+    if speedup >= 1:
+        return f"{speedup:.2f}× faster"
+    return f"{1 / speedup:.2f}× slower"
+
+
+def model_table(items) -> str:
+    """Markdown: per test point, the model's optimised cycles against the floor of its work."""
+    return markdown_table([{"test point": it["name"],
+                            "optimised program (cycles)": f"{it['optimised']:,}",
+                            "floor of its own work (cycles)": f"{it['floor']:,}",
+                            "optimised / floor": f"{it['ratio']:.2f}"} for it in items])
+
+
+def speedup_table(items) -> str:
+    """Markdown: per test point and baseline, how much faster (or slower) the optimised
+    program runs."""
+    return markdown_table([{"test point": it["name"], "baseline": base,
+                            "optimised program": speed_words(s)}
+                           for it in items for base, s in it["speedups"]])
+
+
+def scale_note(runs, items, vocab: int) -> tuple[str, dict]:
+    """The sentence on the optimised programs that run slower than a baseline at ``vocab``
+    (none at the note's vocabulary, the book's build checks), and those programs' slower
+    phases, by test point."""
+    speedups = {it["name"]: it["speedups"] for it in items}
+    slower = {r["name"]: slower_phases(r) for r in runs
+              if any(s < 1 for _, s in speedups[r["name"]])}
+    if vocab == note.VOCAB:
+        return ("At the note's vocabulary the optimised program is faster than every "
+                "baseline at both test points."), slower
+    return "".join(f"At V = {vocab:,}, this page's scale, the optimised {name} program is "
+                   f"slower than its baseline (its {words(phases)} phases take longer than "
+                   "the baseline's); the book's build runs this page at the note's V. "
+                   for name, phases in slower.items()), slower
+
+
+def gap_sentence(gap: dict) -> str:
+    """The note's cycles beside the model's (:func:`note_gap`), in words."""
+    aa, fr = gap["all-accept"], gap["first-reject"]
+    if gap["comparable"]:
+        return (f"On its chip the note's all-accept program took {aa['note']:,} cycles, "
+                f"{aa['below_floor_pct']:.0f} % below the floor of the model's program "
+                f"({aa['floor']:,}): no program doing this program's work runs that fast on "
+                "the model, so the two machines, or the two programs, differ. At first-step "
+                f"reject it is the other way round: the model's {fr['model']:,} cycles "
+                f"against the note's {fr['note']:,}.")
+    return (f"The note measured {aa['note']:,} (all-accept) and {fr['note']:,} (first-step "
+            f"reject) cycles on its chip, at V = {note.VOCAB:,}; at this page's V the "
+            "model's cycles are no measure of those. Built at the book's scale, this "
+            "paragraph sets the two side by side.")
+
+
+def power_of_two(exponent: int) -> str:
+    """2^exponent for prose: "2¹²⁰"."""
+    return "2" + str(exponent).translate(_SUPERSCRIPT)
+
+
+def words(names) -> str:
+    """"a", "a and b", "a, b and c"."""
+    names = list(names)
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+
+def note_gap(items, vocab: int) -> dict:
+    """The note's optimised cycles beside the model's, per test point: ``comparable`` only at
+    the note's vocabulary; then how far the note's cycles sit below (positive) or above the
+    floor of the model's program, in per cent."""
+    out = {"comparable": vocab == note.VOCAB}
+    for it in items:
+        out[it["name"]] = {"note": it["note_optimised"], "model": it["optimised"],
+                           "floor": it["floor"],
+                           "below_floor_pct": 100 * (1 - it["note_optimised"] / it["floor"])}
+    return out

@@ -1,17 +1,22 @@
-"""Chapter 2, *The machine*: the runs behind its figures, and the live machine knobs.
+"""The machine chapter: the runs and tables behind its figures, and the live machine knobs.
 
 A live figure's axes fit every value of its controls: the timelines' x-axes are sized by
 the run at the control's largest value (``LATENCY_MAX``, ``SLOTS_MIN``).
 """
 
+import json
+import tempfile
 from functools import cache
+from pathlib import Path
 
 import numpy as np
 
 from rslab.machine import MachineConfig, assemble, simulate
 from rslab.machine import examples as ex
+from rslab.machine.isa import SPECS
 from rslab.viz import machine_plots as mp
 from rslab.viz.controls import int_control
+from rslab.viz.tables import markdown_table
 
 MIXED = """
 vadd.f32 v1, v1, v2 ; vmul.f32 v10, v4, v5
@@ -65,7 +70,7 @@ def latency_figure(latency: int):
     """Live frame: the timeline of ``MIXED`` at one VALU latency, its cycles as caption."""
     run = latency_run(latency)
     fig = mp.timeline_figure(run.trace, title=f"VALU latency {latency}: {run.cycles} cycles",
-                             xmax=latency_xmax(), size=(7.5, 2.8))
+                             xmax=latency_xmax(), size=(7, 3.4))
     return fig, f"VALU latency {latency}: {run.cycles} cycles"
 
 
@@ -73,7 +78,7 @@ def slots_figure(slots: int):
     """Live frame: twelve independent ops on ``slots`` VALU slots, its cycles as caption."""
     run = slots_run(slots)
     fig = mp.timeline_figure(run.trace, title=f"{slots} VALU slot(s): {run.cycles} cycles",
-                             xmax=slots_xmax(), size=(7.5, 3.6))
+                             xmax=slots_xmax(), size=(7, 4.6))
     return fig, f"{slots} VALU slot(s): {run.cycles} cycles"
 
 
@@ -179,3 +184,89 @@ def naive_cycles_by_latency(unit: str, latencies) -> list[float]:
         raise ValueError(f"unit must be 'sfu' or 'valu', got {unit!r}")
     key = "sfu_latency" if unit == "sfu" else "valu_latency"
     return [naive_sumexp(**{key: int(lat)})[1]["cycles_per_iter"] for lat in latencies]
+
+
+# ----------------------------------------------------------------- the core and its programs
+
+def config_table(config: MachineConfig) -> str:
+    """The configuration as a Markdown table (``MachineConfig.table``)."""
+    return markdown_table([{"Resource": a, "Default": b, "Notes": c} for a, b, c in config.table()],
+                          fmt=lambda _, v: str(v))
+
+
+def mnemonics_table(config: MachineConfig) -> str:
+    """Every mnemonic of the ISA grouped by the slot it occupies, with that slot's latency."""
+    by_slot = {}
+    for spec in SPECS.values():
+        by_slot.setdefault(spec.slot or "none", []).append(f"`{spec.name}`")
+    rows = [{"Slot": slot, "Latency (cycles)": str(config.latency.get(slot, "–")),
+             "Ops": " ".join(names)} for slot, names in by_slot.items()]
+    rows.append({"Slot": "directives", "Latency (cycles)": "0",
+                 "Ops": "`loop N` / `loop sN`, `endloop`, `halt`"})
+    return markdown_table(rows, fmt=lambda _, v: str(v))
+
+
+def bundles_table(run) -> str:
+    """One row per bundle of a traced run: its issue cycle, its stall and cause, its ops."""
+    rows = [{"Cycle": str(b.cycle), "Stall cycles": str(b.stall), "Cause": b.cause or "",
+             "Bundle": "`" + " ; ".join(b.ops) + "`"} for b in run.trace.bundles]
+    return markdown_table(rows, fmt=lambda _, v: str(v))
+
+
+HOLD_DEMO = """vli v1, 0.5
+vexp2 v1
+vadd.f32 v4, v1, v1
+vexp2 v1
+vexp2 v1
+vpop v2
+vpop v3
+vpop v5
+halt
+"""
+"""Three pushes, the first two one bundle apart, the last two back to back: only a push waits."""
+
+
+def burst_formula(n, config: MachineConfig):
+    """Cycles of ``ex.sfu_burst(n)``: the last push issues at (1 + hold)(n − 1); the n pops
+    follow one per bundle, the last one a latency after its push or n bundles after it."""
+    n = np.asarray(n)
+    return ((1 + config.sfu_hold) * (n - 1) + np.maximum(config.latency["sfu"], n)
+            + config.latency["pop"])
+
+
+def ops_per_iteration(trace, loop, iteration: int) -> dict:
+    """{slot class: ops} issued by one iteration of ``loop`` in a traced run (pops in "pop",
+    the rest of the VALU ops in "valu")."""
+    key = trace.loop_iterations(loop)[iteration]["key"]
+    out = {}
+    for op in trace.ops:
+        if op.iters == key:
+            slot = "pop" if op.text.startswith("vpop") else op.slot
+            out[slot] = out.get(slot, 0) + 1
+    return out
+
+
+def run_body(body: str, *config: str, vmem=None, regs: str = "s3") -> tuple[dict, dict]:
+    """A loop body scheduled by ``rslab pipeline`` and the program it writes run by
+    ``rslab sim``, as a reader runs them (``--config`` changes both; ``vmem``: a uint32 array
+    for ``--vmem``): (the schedule's JSON, the run's JSON with ``regs`` read at the end)."""
+    from rslab.chapters.pipelining import command_output
+
+    with tempfile.TemporaryDirectory() as tmp:
+        src, out = Path(tmp, "body.s"), Path(tmp, "loop.s")
+        src.write_text(body)
+        changes = ["--config", *config] if config else []
+        plan = json.loads(command_output("pipeline", src, "-o", out, "--json", *changes))
+        sim = [out, "--json", "--regs", regs, *changes]
+        if vmem is not None:
+            np.save(Path(tmp, "vmem.npy"), np.asarray(vmem, dtype=np.uint32))
+            sim += ["--vmem", Path(tmp, "vmem.npy")]
+        return plan, json.loads(command_output("sim", *sim))
+
+
+def rejection_table(cases=MACHINE_REJECTS) -> str:
+    """``rejection_rows`` as a Markdown table (a program's lines joined by " / ")."""
+    rows = [{"Program": "`" + text.replace("\n", " / ") + "`", "Why": why, "Error": f"`{kind}`",
+             "Names": where, "Message": msg.replace("|", "\\|")}
+            for text, why, kind, where, msg in rejection_rows(cases)]
+    return markdown_table(rows, fmt=lambda _, v: str(v))

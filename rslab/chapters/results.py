@@ -1,29 +1,63 @@
-"""Chapter 7, *Results*: per-loop figures of the two kernels, the floor per phase, the
-headline table, the row beyond the note, and the vocabulary sweep live."""
+"""The chapter *Results*: the whole sampler's figures, and the tables and sentences its page
+shows (the headline, the phases, the steps, the floor and the task bound, the model beside
+the note, the recommended draw, the vocabulary sweep live, what the sampler accepts)."""
 
+from itertools import pairwise
+
+import numpy as np
+
+from rslab import note
 from rslab.executors import make_executor
-from rslab.fixtures import VOCAB
-from rslab.kernels.sampler.bodies import final_body
-from rslab.kernels.sampler.plans import OPTIMISED
+from rslab.fixtures import TEST_POINTS, VOCAB
+from rslab.kernels.sampler.bodies import final_body, rowmax_body, sumexp_loop_body
+from rslab.kernels.sampler.floor import (
+    compute_bound,
+    element_work,
+    machine_task_bound,
+    task_work,
+)
+from rslab.kernels.sampler.layout import BLOCK, SamplerLayout
+from rslab.kernels.sampler.plans import OPTIMISED, optimisation_steps
 from rslab.kernels.sampler.scenarios import run_draws, speedup_rows
-from rslab.schedule import slot_of
+from rslab.machine import MachineConfig
+from rslab.numerics.methods import RECOMMENDED, variant_name
+from rslab.reference import LOG2E, rejection_sample
+from rslab.schedule import analyse, slot_of
 from rslab.viz import results_plots as rp
 from rslab.viz.controls import int_control
+from rslab.viz.tables import markdown_table
 
-BEYOND_DRAW = ("invcdf", "wide48")
-"""The Fast draw the chapter *Beyond the note* finds below what 10^10 samples can detect on
-its three targets at no more cycles than Div8 (its exact token laws compute that there)."""
+BEYOND_DRAW = RECOMMENDED
+"""The Fast draw the chapter *Beyond the note* recommends
+(:data:`rslab.numerics.methods.RECOMMENDED`): no test gains 0.1 before about 10^11 samples
+on any row of its domain."""
 LOOPS = (("row max", "loop_rowmax", "rowmax_u"), ("sum-exp", "loop_sumexp", "sumexp_u"),
          ("bonus Gumbel-argmax", "loop_bonus", "final_u"))
 """(name, program label, unroll field of the plan) of each loop the chapter compares."""
+UNCHANGED = ("max", "sumexp", "acceptance")
+"""The phases the first-step-reject baseline already runs as the optimised program does."""
+NOTE_SUMEXP_PACKED = 2
+"""Packed vectors per iteration of the note's sum-exp loop (its two unpack chains: the
+note's decision 4; the pipelining chapter reproduces its II with two)."""
+EXERCISE_VOCAB = 16_384
+"""The vocabulary the exercises have the student run: a few seconds per program."""
+PHASE_NAMES = {**rp.PHASE_LABELS, "accept": "acceptance"}
+"""A phase key of :func:`rslab.kernels.sampler.run.run_steps` or of a table row → its name."""
 
 
-def headline(rows, note: dict) -> list[dict]:
+def change(before: float, after: float) -> str:
+    """``before`` → ``after`` cycles in words: how much faster, or slower."""
+    if before > after:
+        return f"{before / after:.2f}× faster"
+    return f"{after / before:.2f}× slower" if after > before else "no faster"
+
+
+def headline(rows, note_figures: dict) -> list[dict]:
     """Per test point: our optimised cycles, its floor and ratio, the speedups against every
     baseline measured, and the design note's optimised cycles and speedup (the note's)."""
     out = []
     for r in rows:
-        nb, no = note[r["name"]]
+        nb, no = note_figures[r["name"]]
         speedups = [(r["baseline"], r["speedup"])]
         speedups += [(a["baseline"], a["speedup"]) for a in r["also_against"]]
         out.append({"name": r["name"], "optimised": r["optimized_cycles"],
@@ -34,11 +68,149 @@ def headline(rows, note: dict) -> list[dict]:
     return out
 
 
+def model_table(rows) -> str:
+    """The model's table: per test point its shape, the baseline's and the optimised
+    program's cycles, the speedup (also against the paired first translation), the tokens."""
+    out = []
+    for r in rows:
+        also = "; ".join(f"{a['speedup']:.2f}× against {a['baseline']}"
+                         for a in r["also_against"])
+        out.append({"test point": r["name"], "requests × drafts": f"{r['R']} × {r['S']}",
+                    "baseline (its plan)": f"{r['baseline_cycles']:,} ({r['baseline']})",
+                    "optimised": f"{r['optimized_cycles']:,}",
+                    "speedup": f"{r['speedup']:.2f}×" + (f" ({also})" if also else ""),
+                    "tokens = reference": "yes" if r["tokens_match_reference"] else "NO"})
+    return markdown_table(out)
+
+
+def note_table(rows, note_figures: dict = note.SCENARIOS) -> str:
+    """The model's cycles beside the note's (the note's labelled so, at the note's V)."""
+    out = []
+    for r in rows:
+        nb, no = note_figures[r["name"]]
+        out.append({"test point": r["name"],
+                    f"baseline, model (V = {r['vocab']:,})": f"{r['baseline_cycles']:,}",
+                    "baseline, the note's": f"{nb:,}",
+                    "optimised, model": f"{r['optimized_cycles']:,}",
+                    f"optimised, the note's (V = {note.VOCAB:,})": f"{no:,}",
+                    "speedup, model / the note's": f"{r['speedup']:.2f}× / {nb / no:.2f}×"})
+    return markdown_table(out)
+
+
+def amdahl(row) -> dict:
+    """First-step reject's phases against Amdahl's law: the cycles of the phases both programs
+    run alike (``unchanged``; ``same``: equal in both), the cycles of every phase but the
+    residual row (``rest``, and its ``share`` of the baseline; the DMA waits and setup
+    change by ``rest_change`` cycles), the cap ``1 / share`` they put on the speedup however
+    fast the residual row, the speedup, and the residual row's own gain and share."""
+    base, opt = row["baseline_phases"], row["optimized_phases"]
+    rest = row["baseline_cycles"] - base["residual"]
+    share = rest / row["baseline_cycles"]
+    return {"unchanged": sum(base[ph] for ph in UNCHANGED), "rest": rest, "share": share,
+            "rest_change": sum(opt[ph] - base[ph] for ph in opt if ph != "residual"),
+            "cap": 1 / share, "same": all(base[ph] == opt[ph] for ph in UNCHANGED),
+            "speedup": row["baseline_cycles"] / row["optimized_cycles"],
+            "residual_gain": base["residual"] / opt["residual"],
+            "residual_share": base["residual"] / row["baseline_cycles"]}
+
+
+BINDING_WHY = {
+    "valu = st": "it lands the float32 halves: as many stores as VALU ops over their slots",
+    "valu = sfu": "four exp2 pushes of two cycles each per eight VALU ops",
+    "valu": "the VALU alone",
+    "latency": "the fill and drain around the loop, latency-bound, outweigh its own work at "
+               "this V"}
+"""Why a loop phase's floor is bound by what binds it (:func:`binding_words`)."""
+
+
+def binding_words(floors: dict, phases=("max", "sumexp", "bonus")) -> str:
+    """What binds each loop phase's floor, phases with the same binding named together."""
+    names = {"max": "the row max", "sumexp": "sum-exp", "bonus": "the bonus rows",
+             "residual": "the residual rows"}
+    groups: dict = {}
+    for ph in phases:
+        groups.setdefault(floors[ph]["binding"], []).append(names[ph])
+    parts = []
+    for binding, who in groups.items():
+        why = BINDING_WHY.get(binding)
+        named = who[0] if len(who) == 1 else ", ".join(who[:-1]) + " and " + who[-1]
+        parts.append(named + f" by {binding}" + (f" ({why})" if why else ""))
+    return "; ".join(parts)
+
+
+def step_credits(steps) -> list[dict]:
+    """Per step after the first: its cycles, the cycles it saved (negative: lost), and the
+    phase whose cycles changed most, with that change and its share of the step's change."""
+    out = []
+    for prev, cur in pairwise(steps):
+        moved = {ph: cur["phases"][ph] - prev["phases"][ph] for ph in cur["phases"]}
+        top = max(moved, key=lambda ph: abs(moved[ph]))
+        total = cur["cycles"] - prev["cycles"]
+        out.append({"step": cur["step"], "cycles": cur["cycles"], "saved": -total,
+                    "phase": PHASE_NAMES[top], "phase_change": moved[top],
+                    "share": moved[top] / total if total and moved[top] * total > 0 else None,
+                    "moved": moved})
+    return out
+
+
+def _credit_cell(c) -> str:
+    if not c["phase_change"]:
+        return "—"
+    return f"{c['phase']} {c['phase_change']:+,}"
+
+
+def credits_table(steps_aa, steps_fr) -> str:
+    """Per step, at each test point: its cycles, their change, and the phase that moved most
+    (with its own change)."""
+    rows = []
+    for a, f in zip(step_credits(steps_aa), step_credits(steps_fr), strict=True):
+        rows.append({"step": a["step"],
+                     "all-accept: cycles (change)": f"{a['cycles']:,} ({-a['saved']:+,})",
+                     "phase that moved most": _credit_cell(a),
+                     "first-step reject: cycles (change)":
+                     f"{f['cycles']:,} ({-f['saved']:+,})",
+                     "phase that moved most ": _credit_cell(f)})
+    return markdown_table(rows)
+
+
+def recurrences() -> dict:
+    """RecMII and ResMII per packed vector of the row max and sum-exp bodies, one vector and
+    one accumulator per iteration (the pipelined step) and as the next step widens them."""
+    plans = dict(optimisation_steps())
+    out = {}
+    for when in ("loops software-pipelined", "2 vectors / iteration, 4 accumulators"):
+        plan = plans[when]
+        for loop, body, u in (
+                ("max", rowmax_body(plan.rowmax_u, land=plan.land_fp32), plan.rowmax_u),
+                ("sumexp", sumexp_loop_body("fast", plan.sumexp_workers, plan.sumexp_u,
+                                            landed=plan.land_fp32), plan.sumexp_u)):
+            b = analyse(body)
+            out[(when, loop)] = {"rec": b.rec_mii / u, "res": b.res_mii / u}
+    return out
+
+
 def beyond_rows(vocab: int, runs: dict, draw=BEYOND_DRAW) -> list[dict]:
     """The Div8 sampler and ``draw``'s at both test points, against the baselines of ``runs``
     (:func:`run_scenarios`' runs on the same inputs and seed: only ``draw`` is simulated)."""
     known = {name: (both[0], both[1]) for name, both in runs.items()}
     return run_draws(vocab, [draw], known=known, progress=False)
+
+
+def beyond_table(rows) -> str:
+    """Per test point: the baseline, the Div8 sampler and the other draw, each speedup against
+    the baseline, and the other draw's cycles over Div8's."""
+    by = {(r["draw"], r["name"]): r for r in rows}
+    draw = next(r["draw"] for r in rows if r["draw"] != "gumbel-div8")
+    out = []
+    for name in dict.fromkeys(r["name"] for r in rows):
+        d8, r = by[("gumbel-div8", name)], by[(draw, name)]
+        out.append({"test point": name, "baseline": f"{r['baseline_cycles']:,}",
+                    "Div8 sampler (speedup)": f"{d8['cycles']:,} ({d8['speedup']:.2f}×)",
+                    f"{draw} (speedup)": f"{r['cycles']:,} ({r['speedup']:.2f}×)",
+                    f"{draw} / Div8, cycles": f"{r['cycles'] / d8['cycles']:.2f}",
+                    "tokens = reference": "yes" if r["tokens_match_reference"]
+                    and d8["tokens_match_reference"] else "NO"})
+    return markdown_table(out)
 
 
 def per_vector(run, label: str, unroll: int) -> float:
@@ -102,13 +274,32 @@ def floor_items(rows) -> list[dict]:
     return out
 
 
+def _row_body(plan, kind: str, path: str = "fast") -> tuple[list, int]:
+    """(one iteration's ops, packed vectors per iteration) of a final row's loop under
+    ``plan``, from where the program's row reads (:class:`~rslab.kernels.sampler.final_rows.
+    FinalRow`: e stored, the landed halves, or the packed row)."""
+    u = 2 if path == "exact" else plan.final_u
+    source = "packed"
+    if kind == "residual":
+        source = "e" if plan.store_e else "landed" if plan.land_fp32 and path == "fast" \
+            else "packed"
+    body = final_body(kind, path, u, source=source,
+                      counters="own" if plan.rotate_counters and path == "fast" else "offsets",
+                      argmax=plan.argmax,
+                      hoisted=["v0"] * 4 if path == "exact" and plan.hoist_philox else None)
+    return body, u
+
+
 def valu_ops_per_vector(plan, path: str, kind: str = "bonus") -> float:
     """VALU ops per float32 vector of a final row's loop body under ``plan``."""
-    u = 2 if path == "exact" else plan.final_u
-    body = final_body(kind, path, u, counters="own" if plan.rotate_counters and path == "fast"
-                      else "offsets", argmax=plan.argmax,
-                      hoisted=["v0"] * 4 if path == "exact" and plan.hoist_philox else None)
+    body, u = _row_body(plan, kind, path)
     return sum(slot_of(op.opcode) == "valu" for op in body) / (2 * u)
+
+
+def row_pace(plan, kind: str, path: str = "fast") -> float:
+    """A final row's loop at its resource bound under ``plan``: ResMII per packed vector."""
+    body, u = _row_body(plan, kind, path)
+    return analyse(body).res_mii / u
 
 
 def task_rows(beyond) -> list[dict]:
@@ -130,25 +321,239 @@ def below_other_floor(beyond) -> list[str]:
             for r in beyond if r["draw"] != "gumbel-div8" and r["cycles"] < floor[r["name"]]]
 
 
-def exercise_runs(vocab: int = 1024) -> dict:
-    """The figures the exercises ask for, at a small ``vocab``: first-step reject against the
-    all-accept baseline's plan (``fr_naive_speedup``) and against its own
-    (``fr_speedup``); with a third VALU slot, each loop's II (``ii_2``, ``ii_3``, all-accept)
-    and the all-accept speedup (``aa_speedup_2``, ``aa_speedup_3``)."""
+# ----------------------------------------------------------------- the model beside the note
+
+def accepted_at(name: str) -> list[int]:
+    """Drafts accepted per request at test point ``name``: all, or none."""
+    tp = TEST_POINTS[name]
+    return [tp.S if name == "all-accept" else 0] * tp.R
+
+
+NATURAL_STEP = "float32 landed (a′)"
+"""The last step whose final rows keep their natural body (p recomputed, an argmax per
+stream, one packed vector per iteration): the loops at their bounds, the rows not yet
+lowered."""
+
+
+def note_gap(loops: dict, vocab: int = VOCAB, draw=("gumbel", "div8")) -> list[dict]:
+    """Per test point at ``vocab``: the rows the task reads (checked, final), the model's
+    loops at their floors per packed vector (``loops``: :func:`run_scenarios`' loop figures,
+    which do not depend on V; ``natural_pace``: the final row's natural body), those loops'
+    cycles over the task's rows, the model's task bound of ``draw`` (no simulation), its
+    final row's least cycles per packed vector (``task_final_pace``; ``final_sfu_pace``:
+    the SFU's alone, every transcendental there), the note's optimised cycles, and what they leave
+    the note's final row per packed vector if its checked rows ran at its sum-exp loop's
+    pace (:data:`NOTE_SUMEXP_PACKED`)."""
+    packed = vocab // BLOCK
+    checked_pace = loops["rowmax"]["bound_per_vector"] + loops["sumexp"]["bound_per_vector"]
+    note_checked = note.SUMEXP_II / NOTE_SUMEXP_PACKED
+    natural = dict(optimisation_steps())[NATURAL_STEP]
+    config = MachineConfig()
+    out = []
+    for name, tp in TEST_POINTS.items():
+        accepted = accepted_at(name)
+        checked = sum(min(a + 1, tp.S) for a in accepted)
+        final = "bonus" if name == "all-accept" else "residual"
+        pace = loops[f"{final}_gumbel"]["bound_per_vector"]
+        natural_pace = row_pace(natural, final)
+        valu, trans = element_work(final, "fast", draw)
+        task_pace = compute_bound(2 * valu, 2 * trans, config)
+        push = (1 + config.sfu_hold) / config.slots["sfu"]
+        note_cycles = note.SCENARIOS[name][1]
+        out.append({
+            "name": name, "checked_rows": checked, "final_rows": tp.R, "final": final,
+            "packed": packed, "checked_pace": checked_pace, "final_pace": pace,
+            "natural_pace": natural_pace,
+            "task_final_pace": max(task_pace["sfu_cycles"], task_pace["valu_cycles"]),
+            "final_sfu_pace": 2 * trans * push,
+            "model_loops": packed * (checked * checked_pace + tp.R * pace),
+            "natural_loops": packed * (checked * checked_pace + tp.R * natural_pace),
+            "task": machine_task_bound(config, SamplerLayout(tp.R, tp.S, vocab), accepted,
+                                       path="fast", draw=draw),
+            "note": note_cycles,
+            "note_final_at_most": (note_cycles / packed - checked * note_checked) / tp.R})
+    return out
+
+
+def gap_table(gap) -> str:
+    """The model's loops at their floors (with the optimised and the natural final row) and
+    its task bound at the note's V, beside the note's cycles (labelled so)."""
+    return markdown_table([{
+        "test point": g["name"],
+        "rows read": f"{g['checked_rows']} checked + {g['final_rows']} {g['final']}",
+        "model: loops at their floors": f"{g['model_loops']:,.0f}",
+        "… with the natural final row": f"{g['natural_loops']:,.0f}",
+        "model: task bound": f"{g['task']['bound_cycles']:,} ({g['task']['binding']})",
+        "the note's cycles": f"{g['note']:,}"} for g in gap])
+
+
+def note_point(rows, name: str = "first-reject") -> dict:
+    """Test point ``name`` at the note's V: its row of ``rows`` if they are at that V, else
+    the two programs run there without their floors (first-step reject: a few seconds)."""
+    row = next(r for r in rows if r["name"] == name)
+    return row if row["vocab"] == VOCAB else speedup_rows(VOCAB, names=(name,))[0]
+
+
+def draw_ratio(name: str, vocab: int, draw=BEYOND_DRAW) -> float:
+    """Cycles of the optimised program drawing with ``draw`` over the Div8 sampler's, at test
+    point ``name`` and ``vocab`` (no floors: first-step reject runs in a second or two at the
+    note's V)."""
+    from rslab.fixtures import scenario_inputs
+    from rslab.kernels.sampler.run import run_sampler
+
+    inputs = scenario_inputs(name, V=vocab)
+    runs = [run_sampler(inputs, "fast", OPTIMISED, figures=False, compare=False,
+                        method=m, noise=n) for m, n in (draw, ("gumbel", "div8"))]
+    if not all(r.tokens_match for r in runs):
+        raise AssertionError(f"{name} at V = {vocab}: a program's tokens differ from the "
+                             "reference's")
+    return runs[0].cycles / runs[1].cycles
+
+
+def float_table(rows) -> str:
+    """Per test point: the optimised program's float32 outputs compared with the reference's,
+    how many are not bit-identical, and the largest difference."""
+    return markdown_table([{
+        "test point": r["name"], "float32 outputs compared": f"{r['float_outputs_compared']:,}",
+        "not bit-identical": f"{r['float_outputs_differing']:,}",
+        "largest difference": f"{r['largest_float_difference']:.2g}"} for r in rows])
+
+
+# ----------------------------------------------------------------- the exercises
+
+def exercise_runs(vocab: int = EXERCISE_VOCAB, *, third_valu: bool = True) -> dict:
+    """The figures the exercises ask for at ``vocab``: first-step reject against the
+    all-accept baseline's plan (``fr_naive_speedup``) and against its own (``fr_speedup``);
+    with ``third_valu``, each loop's II on two and three VALU slots (``ii_2``, ``ii_3``,
+    all-accept) and the all-accept speedup (``aa_speedup_2``, ``aa_speedup_3``)."""
     from rslab.fixtures import scenario_inputs
     from rslab.kernels.sampler.plans import ALL_ACCEPT_BASELINE, FIRST_REJECT_BASELINE
     from rslab.kernels.sampler.run import run_sampler
-    from rslab.machine import MachineConfig
 
     fr = scenario_inputs("first-reject", V=vocab)
-    aa = scenario_inputs("all-accept", V=vocab)
-    fr_opt = run_sampler(fr, "fast", OPTIMISED).cycles
+    fr_opt = run_sampler(fr, "fast", OPTIMISED, figures=False).cycles
     out = {"vocab": vocab,
-           "fr_naive_speedup": run_sampler(fr, "fast", ALL_ACCEPT_BASELINE).cycles / fr_opt,
-           "fr_speedup": run_sampler(fr, "fast", FIRST_REJECT_BASELINE).cycles / fr_opt}
+           "fr_naive_speedup": run_sampler(fr, "fast", ALL_ACCEPT_BASELINE,
+                                           figures=False).cycles / fr_opt,
+           "fr_speedup": run_sampler(fr, "fast", FIRST_REJECT_BASELINE,
+                                     figures=False).cycles / fr_opt}
+    if not third_valu:
+        return out
+    aa = scenario_inputs("all-accept", V=vocab)
     for slots, config in ((2, MachineConfig()), (3, MachineConfig().with_(slots={"valu": 3}))):
         opt = run_sampler(aa, "fast", OPTIMISED, config=config)
-        base = run_sampler(aa, "fast", ALL_ACCEPT_BASELINE, config=config)
+        base = run_sampler(aa, "fast", ALL_ACCEPT_BASELINE, config=config, figures=False)
         out[f"ii_{slots}"] = {label: fig["ii"] for label, fig in opt.loops.items()}
         out[f"aa_speedup_{slots}"] = base.cycles / opt.cycles
     return out
+
+
+def split_exercise(vocab: int = EXERCISE_VOCAB, draw=("race", "scaled")) -> dict:
+    """The task bound's split for ``draw`` at all-accept and ``vocab``: the bonus row's VALU
+    ops and transcendentals per float32 vector, :func:`compute_bound` for a VALU
+    transcendental of 4 ops, of 1 and of 1000 (``by_k``), the SFU's cycles with every transcendental
+    there, and how many the split moves for the Div8 draw."""
+    tp = TEST_POINTS["all-accept"]
+    layout, accepted = SamplerLayout(tp.R, tp.S, vocab), accepted_at("all-accept")
+    config = MachineConfig()
+    work = task_work(layout, accepted, "fast", draw)
+    div8 = task_work(layout, accepted, "fast", ("gumbel", "div8"))
+    return {"per_vector": element_work("bonus", "fast", draw),
+            "by_k": {k: compute_bound(work["valu_ops"], work["transcendentals"], config,
+                                      per_transcendental=k) for k in (4, 1, 1000)},
+            "all_on_sfu": work["transcendentals"] * (1 + config.sfu_hold),
+            "div8_moved": compute_bound(div8["valu_ops"], div8["transcendentals"],
+                                        config)["transcendentals_on_valu"]}
+
+
+# ----------------------------------------------------------------- what the sampler accepts
+
+def _sampler_case(logits=None, q=None, ids=None, **kw):
+    """A call of ``rejection_sample`` on the two-token example, with some inputs replaced."""
+    l0 = np.zeros((1, 2, 4), np.float32)
+    q0 = np.full((1, 1, 4), 0.25, np.float32)
+    ids0 = np.zeros((1, 1), np.int64)
+    return lambda: rejection_sample(l0 if logits is None else logits, q0 if q is None else q,
+                                    ids0 if ids is None else ids, **kw)
+
+
+SAMPLER_REJECTS = (
+    ("bonus row of four logits 1e7", "the noise cannot resolve its scores (shift invariance)",
+     _sampler_case(logits=np.full((1, 2, 4), 1e7, np.float32))),
+    ("a NaN logit", "no probability to give it", _sampler_case(
+        logits=np.array([[[0, np.nan, 0, 0]] * 2], np.float32))),
+    ("a +inf logit", "softmax undefined", _sampler_case(
+        logits=np.array([[[0, np.inf, 0, 0]] * 2], np.float32))),
+    ("a row of −inf logits", "no token to emit", _sampler_case(
+        logits=np.full((1, 2, 4), -np.inf, np.float32))),
+    ("float64 logits", "the float32 semantics are the contract", _sampler_case(
+        logits=np.zeros((1, 2, 4)))),
+    ("draft row summing to 0.5", "q must be a distribution", _sampler_case(
+        q=np.full((1, 1, 4), 0.125, np.float32))),
+    ("a negative draft probability", "q must be a distribution", _sampler_case(
+        q=np.array([[[0.5, 0.75, -0.25, 0]]], np.float32))),
+    ("draft id 4 with V = 4", "no such token", _sampler_case(ids=np.full((1, 1), 4))),
+    ("noise div(1e-50)", "the divisor is 0 in float32: the noise would be NaN",
+     _sampler_case(path="fast", noise="div(1e-50)")),
+    ("seed −1", "seeds are 64-bit words", _sampler_case(seed=-1)),
+)
+"""(input, why it is rejected, the call) for each kind of input ``rejection_sample`` rejects."""
+
+
+def rejection_rows(cases=SAMPLER_REJECTS) -> list[tuple[str, str, str, str]]:
+    """(input, why, error type, message) for each case: the message is the one the code
+    raises on that input (a case that is accepted raises an AssertionError here)."""
+    rows = []
+    for label, why, call in cases:
+        try:
+            call()
+        except ValueError as exc:
+            rows.append((label, why, type(exc).__name__, str(exc)))
+        else:
+            raise AssertionError(f"{label}: accepted")
+    return rows
+
+
+def rejection_table(cases=SAMPLER_REJECTS) -> str:
+    """:func:`rejection_rows` as a table (a ``|`` in a message escaped)."""
+    return markdown_table([{"input": label, "why": why, "error": f"`{kind}`",
+                            "message": msg.replace("|", "\\|")}
+                           for label, why, kind, msg in rejection_rows(cases)])
+
+
+def raw_bonus_frequencies(value: float, requests: int, path: str = "exact", V: int = 4,
+                          seed: int = 0) -> np.ndarray:
+    """Token frequencies of the raw-logit bonus draw ``argmax(l·LOG2E + g)`` (the product
+    rounded to float32) over V equal logits ``value`` — what the sampler would emit if it did
+    not reject the row (the noise rows are the reference's own)."""
+    from rslab.reference import BONUS, gumbel_noise, sample_scores
+
+    g = gumbel_noise(path, seed, np.arange(requests), 0, BONUS, np.arange(V))
+    with np.errstate(over="ignore"):
+        x = np.full((requests, V), value, np.float32) * LOG2E
+    tokens = sample_scores(x, g).argmax(axis=-1)
+    return np.bincount(tokens, minlength=V) / requests
+
+
+def raw_bonus_table(frequencies: dict) -> str:
+    """Per logit value (``frequencies``: value → token frequencies): the float32 step of the
+    score's logit term and each token's share of the draws."""
+    return markdown_table([{
+        "four equal logits of": f"{v:.6g}",
+        "float32 step of l·LOG2E": f"{np.spacing(np.float32(v * LOG2E)):.3g}",
+        **{f"token {i}": f"{f:.3f}" for i, f in enumerate(freq)}}
+        for v, freq in frequencies.items()])
+
+
+def fastlog_worst_error(fastlog) -> tuple[float, float]:
+    """(x, |fastlog(x) − log2 x|) at the largest absolute error over every float32 x in
+    [0.5, 2), the plateau near 1 included (``error_bound`` leaves it out)."""
+    bits = np.arange((126 << 23), (128 << 23), dtype=np.uint32)
+    x = bits.view(np.float32)
+    err = np.abs(fastlog(x).astype(np.float64) - np.log2(x.astype(np.float64)))
+    i = int(np.argmax(err))
+    return float(x[i]), float(err[i])
+
+
+RECOMMENDED_NAME = variant_name(*RECOMMENDED)
+"""The recommended draw's name, read from :data:`rslab.numerics.methods.RECOMMENDED`."""

@@ -44,9 +44,8 @@ MAX_WINDOW = 2000
 """The widest cycle window a timeline or a trace's arrows cover."""
 
 
-def window(text: str) -> tuple[int, int]:
-    """A cycle window ``START:END`` (END excluded, at most ``MAX_WINDOW`` cycles), e.g.
-    ``100:140``."""
+def cycles(text: str) -> tuple[int, int]:
+    """A range of cycles ``START:END`` (END excluded) of any width, e.g. ``1000:5000``."""
     try:
         start, end = (int(x) for x in text.split(":"))
     except ValueError:
@@ -54,6 +53,13 @@ def window(text: str) -> tuple[int, int]:
             f"must be a cycle window START:END such as 0:40, got {text!r}") from None
     if not 0 <= start < end:
         raise argparse.ArgumentTypeError(f"needs 0 <= START < END, got {text!r}")
+    return start, end
+
+
+def window(text: str) -> tuple[int, int]:
+    """A cycle window ``START:END`` (END excluded, at most ``MAX_WINDOW`` cycles), e.g.
+    ``100:140``."""
+    start, end = cycles(text)
     if end - start > MAX_WINDOW:
         raise argparse.ArgumentTypeError(f"at most {MAX_WINDOW} cycles wide, got {text!r}")
     return start, end

@@ -13,19 +13,25 @@ from __future__ import annotations
 import json
 
 
-def simulate_chip_file(name: str, label: str, text: str, cores: int, pairs, vmem,
-                       max_steps: int):
+def simulate_chip_file(label: str, text: str, cores: int, pairs, vmem_specs, max_steps: int):
     """Assemble ``text`` for ``cores`` cores and simulate it; errors as ``ValueError`` naming
-    the file and line (and the core)."""
+    the file and line (and the core). Every core is the machine of ``--config``'s core keys,
+    else the one the program's ``# machine:`` line records, else the default."""
+
+    from rslab.commands.sim import program_machine
+    from rslab.commands.vmemfiles import load_vmem
     from rslab.machine import AssemblyError, MachineError
     from rslab.machine.chip import simulate_chip
-    from rslab.machine.overrides import apply_chip_overrides
+    from rslab.machine.overrides import CHIP_KEYS, apply_chip_overrides
     from rslab.machine.sections import assemble_sections
 
     try:
         chip = apply_chip_overrides(pairs, cores)
     except ValueError as exc:
         raise ValueError(f"--config {exc}") from None
+    asked = chip.core if any(k not in CHIP_KEYS for k, _ in pairs) else None
+    chip = chip.with_(core=program_machine(text, label, asked)[0])
+    vmem = load_vmem(vmem_specs, chip.core.vmem_bytes)
     try:
         programs = assemble_sections(text, cores)
     except AssemblyError as exc:
@@ -90,11 +96,8 @@ def print_chip_report(rep: dict) -> None:
 
 def run_chip(args, file: str, text: str) -> int:
     """``rslab sim`` with ``--cores``: simulate, report, write the trace."""
-    from rslab.commands.sim import load_vmem
-
     name = "<stdin>" if file == "-" else file
-    sim = simulate_chip_file(file, name, text, args.cores, args.config, load_vmem(args.vmem),
-                             args.max_steps)
+    sim = simulate_chip_file(name, text, args.cores, args.config, args.vmem, args.max_steps)
     rep = chip_report(sim, name, args.regs)
     if args.trace:
         try:

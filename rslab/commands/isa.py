@@ -1,6 +1,10 @@
-"""``rslab isa [MNEMONIC ...]``: the instruction table of the simulated core.
+"""``rslab isa [MNEMONIC ...]``: the slot table and the instruction table of the simulated core.
 
-One row per mnemonic, from the ISA table (:mod:`rslab.machine.isa`) and the machine
+First the machine (``--config key=value`` changes it; each key once): per class, the ops
+one bundle may hold (its slots) and the cycles from issue to a usable result (its
+latency); the SFU's hold-issue (a push books the SFU ``1 + sfu_hold`` cycles) and the
+depth of its result FIFO; a k-way VMEM bank conflict holding its port k cycles. Then one
+row per mnemonic, from the ISA table (:mod:`rslab.machine.isa`) and the machine
 (``--config key=value`` changes it): the slot class it issues in, the latency class of
 its result and its cycles on this machine (issue to result usable; an SFU push also holds
 the SFU ``1 + sfu_hold`` cycles, so its throughput is one push per that many cycles), the
@@ -21,11 +25,33 @@ def configure(p):
                    help="only these (default: every mnemonic and directive)")
     p.add_argument("--config", type=assignment, nargs="+", action="extend", default=[],
                    metavar="KEY=VALUE", help="machine changes, e.g. sfu_latency=20")
-    p.add_argument("--json", action="store_true", help="print one JSON list")
+    p.add_argument("--json", action="store_true",
+                   help="print one JSON object: the machine and the mnemonics' rows")
 
 
-def isa_rows(pairs=(), names=()) -> list[dict]:
-    """The table's rows on the machine with the changes ``pairs`` (only ``names`` if given)."""
+def machine_table(config) -> dict:
+    """The slot table of ``config``: slots and latency per class, the SFU, VMEM's banks."""
+    from rslab.machine.config import LATENCY_CLASSES, SLOT_CLASSES
+    from rslab.machine.isa import SPECS
+    from rslab.machine.overrides import machine_text
+
+    classes = list(SLOT_CLASSES) + [c for c in LATENCY_CLASSES if c not in SLOT_CLASSES]
+    return {"settings": machine_text(config),
+            "classes": [{"class": c, "slots": config.slots.get(c),
+                         "latency": config.latency.get(c),
+                         "mnemonics": [s.name for s in SPECS.values()
+                                       if (s.slot if c in SLOT_CLASSES else s.lat) == c]}
+                        for c in classes],
+            "sfu": {"hold": config.sfu_hold, "push_every": 1 + config.sfu_hold,
+                    "fifo_depth": config.fifo_depth},
+            "vmem": {"bytes": config.vmem_bytes, "banks": config.vmem_banks,
+                     "bank_bytes": config.bank_bytes},
+            "lanes": config.lanes, "vregs": config.vregs, "sregs": config.sregs}
+
+
+def isa_rows(pairs=(), names=()) -> tuple[dict, list[dict]]:
+    """The machine with the changes ``pairs`` (:func:`machine_table`) and the table's rows
+    on it (only ``names`` if given)."""
     from rslab.machine.isa import DIRECTIVES, SFU_OPS, SPECS, did_you_mean
     from rslab.machine.overrides import apply_overrides
 
@@ -49,14 +75,37 @@ def isa_rows(pairs=(), names=()) -> list[dict]:
         if not names or name in names:
             rows.append({"mnemonic": name, "slot": None, "latency_class": None, "cycles": None,
                          "busy": 0, "operands": [], "meaning": doc})
-    return rows
+    return machine_table(config), rows
+
+
+def print_machine(m: dict) -> None:
+    """The slot table as text."""
+    print(f"machine: {m['settings']} ({m['lanes']} lanes × 32 bit, {m['vregs']} vector and "
+          f"{m['sregs']} scalar registers)")
+    print(f"  {'class':<8}{'slots':>6}{'latency':>9}  ops")
+    for c in m["classes"]:
+        slots = "-" if c["slots"] is None else c["slots"]
+        note = {"sfu": f"; a push holds the SFU {m['sfu']['push_every']} cycles (1 + sfu_hold "
+                       f"{m['sfu']['hold']}), results wait in order in a "
+                       f"{m['sfu']['fifo_depth']}-entry FIFO (fifo_depth)",
+                "pop": " (on a valu slot): the FIFO's head to a register",
+                "ld": f"; a k-way conflict over the {m['vmem']['banks']} banks holds the "
+                      "port k cycles",
+                "st": "; bank conflicts as ld"}.get(c["class"], "")
+        names = c["mnemonics"]
+        ops = " ".join(names) if len(names) <= 6 else f"{len(names)} mnemonics"
+        print(f"  {c['class']:<8}{slots:>6}{c['latency']:>9}  {ops}{note}")
+    print("  slots: ops of the class one bundle may hold; latency: cycles from issue until "
+          "the result is usable\n")
 
 
 def run(args) -> int:
-    rows = isa_rows(args.config, args.mnemonics)
+    machine, rows = isa_rows(args.config, args.mnemonics)
     if args.json:
-        print(json.dumps(rows, indent=2))
+        print(json.dumps({"machine": machine, "mnemonics": rows}, indent=2))
         return 0
+    if not args.mnemonics:
+        print_machine(machine)
     print(f"{'mnemonic':<12}{'slot':<8}{'latency':<9}{'cycles':>6}{'busy':>5}  "
           f"{'operands':<16}meaning")
     for r in rows:

@@ -7,24 +7,32 @@ iteration's value, and needs ``carried NAME=vN``; ``NAME[-d]`` reads d iteration
 expansion renames the value); memory is ``[sN + OFFSET + STRIDE*i]``;
 an SFU push defines ``@TOKEN``, which one ``vpop`` takes; ``before:`` / ``after:``
 lines hold the assembly around the loop; ``iterations N`` the trip count;
-``registers vA-vB sC-sD`` the free registers). ``--example sumexp_body`` and
-``--example dot_bf16_body`` are the packaged bodies (``rslab/examples``); see the
-pipelining chapter.
+``registers vA-vB sC-sD`` the free registers). ``--example sumexp_body``,
+``dot_bf16_body``, ``online_softmax_body`` (a carried value read before and after its
+new value) and ``column_sum_body`` (a bank-conflicting strided load) are the packaged
+bodies (``rslab/examples``); see the pipelining chapter.
 
-Prints ResMII with the binding resource (one scalar slot per iteration counted for
-each strided base's pointer increment; the hardware loop itself issues nothing), the
-memory dependences the schedule keeps (store → load, load → store, store → store, each
-with its iteration distance: the format's Memory rule below), RecMII with its critical
-recurrence, the schedule found (iterative modulo scheduling;
-``--exact`` asks the integer program from MII up), the modulo reservation table and
-the stage table, then writes the whole program (before, prologue / kernel / epilogue,
-after, halt) to ``-o FILE`` or prints it (``-o -``: the program alone on stdout, the
-report on stderr), ready for ``rslab sim``. Errors read ``FILE:LINE: error: ...``;
-exit status 2.
+Prints ResMII with the binding resource (a load or store books its port for its bank
+conflict; each strided base's pointer increment takes a scalar slot once per kernel
+pass, so the body's scalar ops must leave one slot free; the hardware loop itself issues
+nothing), the memory dependences the schedule keeps (store → load, load → store,
+store → store, each with its iteration distance: the format's Memory rule below), RecMII
+with its critical recurrence, the schedule found (iterative modulo scheduling;
+``--exact`` asks the integer program from MII up; ``--ii N`` schedules at N only), the
+bottleneck as ``rslab sim`` names it for the run (the unit, FIFO or recurrence that
+binds, in cycles per source iteration, the II's rounding and the unroll that removes
+it, the critical sequence; why the II is higher, when it is), the modulo reservation
+table and the stage table, then writes the whole program (before, prologue / kernel /
+epilogue, after, halt) to ``-o FILE`` or prints it (``-o -``: the program alone on
+stdout, the report on stderr), ready for ``rslab sim``. Each emitted op of the body
+carries a ``#@ LABEL iN sK`` note (its body op, source iteration, stage), which
+``rslab sim`` shows in its timeline and trace. ``--unroll K`` schedules K source
+iterations as one (the last iterations mod K run op after op); ``--sweep`` prints the
+cycles per source iteration over IIs and unrolls instead. Errors read
+``FILE:LINE: error: ...``; exit status 2.
 """
 
 import json
-import re
 import sys
 from pathlib import Path
 
@@ -38,7 +46,8 @@ def configure(p):
     p.add_argument("file", nargs="?", default="-", metavar="BODY.s",
                    help="the loop body (- or nothing: standard input)")
     p.add_argument("--example", metavar="NAME",
-                   help="the packaged body NAME.s instead (sumexp_body, dot_bf16_body)")
+                   help="the packaged body NAME.s instead (sumexp_body, dot_bf16_body, "
+                        "online_softmax_body, column_sum_body)")
     p.add_argument("-o", "--output", metavar="FILE.s",
                    help="write the pipelined program here (default: print it after the "
                         "report; -: the program alone on stdout, the report on stderr, so "
@@ -51,6 +60,14 @@ def configure(p):
                         "and emit its smallest-II schedule")
     p.add_argument("--max-stages", type=positive_int, default=8, metavar="N",
                    help="stage bound of the integer program (default 8)")
+    p.add_argument("--ii", type=positive_int, metavar="N",
+                   help="schedule at this II only (an error says why none exists there)")
+    p.add_argument("--unroll", type=positive_int, default=1, metavar="K",
+                   help="schedule K source iterations as one (the last iterations mod K run "
+                        "op after op); removes the rounding of a bound like 2.5 cycles")
+    p.add_argument("--sweep", action="store_true",
+                   help="print the schedule's cycles per source iteration over IIs and "
+                        "unrolls (MII up, unroll 1, 2, 3, 4) instead of one program")
     p.add_argument("--config", type=assignment, nargs="+", action="extend", default=[],
                    metavar="KEY=VALUE",
                    help="machine changes after BODY.s, e.g. valu_slots=3 sfu_latency=20")
@@ -64,103 +81,95 @@ def _format_text() -> str:
     return bodytext.__doc__.replace("``", "`").replace("::\n", "For example:\n")
 
 
-def _schedule(graph, exact: bool, max_stages: int, reserve: int):
-    """(heuristic schedule, the schedule to emit, the exact answers tried)."""
-    from rslab.schedule import modulo_schedule
-    from rslab.schedule.exact import smallest_exact
-
-    heuristic = modulo_schedule(graph, reserve_scalar=reserve)
-    if not exact:
-        return heuristic, heuristic, []
-    found, tried = smallest_exact(heuristic.graph, max_ii=heuristic.ii, max_stages=max_stages,
-                                  reserve_scalar=reserve)
-    return heuristic, (found.schedule if found is not None else heuristic), tried
-
-
-def _located(body, label: str, message: str) -> str:
-    """``label:LINE: message`` for a scheduling or expansion error: at the first op the
-    message names as ``body[k]`` (every such name read as its line), else at the registers
-    line for the pool, else at the first op."""
-    named = re.findall(r"body\[(\d+)\]", message)
-    if named:
-        k = int(named[0])
-        message = re.sub(r"body\[(\d+)\]", lambda m: f"line {body.lines[int(m.group(1))]}",
-                         re.sub(r"^body\[\d+\]: ", "", message))
-        return f"{label}:{body.lines[k]}: {message}: {body.texts[k].strip()!r}"
-    if message.startswith("registers") and body.pool_line is not None:
-        line, raw = body.pool_line
-        return f"{label}:{line}: {message}: {raw.strip()!r}"
-    return f"{label}:{body.lines[0]}: {message}"
-
-
-def _loop_code(body, model, config, exact, max_stages, n):
-    """(bounds, heuristic, chosen schedule, exact answers, expansion or None for 0 trips)."""
-    from rslab.kernels.loops.emit import strided_bases
-    from rslab.schedule import analyse, build_graph, expand
-    from rslab.schedule.memory import check_addresses
-
-    reserve = len(strided_bases(body.ops))
-    far = {v for v, d in body.distances().items() if d > 1}  # renamed: modulo expansion
-    memory = body.memory(n, config)
-    check_addresses(body.ops, memory)
-    graph = build_graph(body.ops, model, rotating=far, memory=memory)
-    bounds = analyse(graph, reserve_scalar=reserve)
-    heuristic, chosen, tried = _schedule(graph, exact, max_stages, reserve)
-    exp = expand(chosen, n, registers=list(body.pool), carried_registers=body.carried,
-                 history={v: body.history[v][1:] for v in far}) if n else None
-    return bounds, heuristic, chosen, tried, exp
-
-
 def pipeline_text(text: str, label: str = "<stdin>", pairs=(), iterations=None, exact=False,
-                  max_stages=8) -> dict:
+                  max_stages=8, ii=None, unroll=1) -> dict:
     """Everything ``rslab pipeline`` reports for the loop body ``text`` (from the file
     ``label``), with the program. Every error is one ``ValueError`` ``label:LINE: ...``."""
+    from rslab.kernels.loops.bodyfile import compile_body
+    from rslab.machine.overrides import machine_line
+    from rslab.schedule.bodytext import MAX_ITERATIONS
+
+    config, model = _machine(pairs)
+    if iterations is not None and not 0 <= iterations <= MAX_ITERATIONS:
+        raise ValueError(f"--iterations must be in 0 … {MAX_ITERATIONS:,}, got {iterations}")
+    done = compile_body(text, label, config, iterations, exact, max_stages, ii=ii,
+                        unroll=unroll)
+    return {**_report(done, label, model, config),
+            "program": machine_line(config) + "\n" + done.program}
+
+
+def _machine(pairs):
+    """(MachineConfig, SlotModel) of the ``--config`` changes."""
     from rslab.machine.overrides import apply_overrides
-    from rslab.schedule import SlotModel, slot_of
-    from rslab.schedule.bodytext import MAX_ITERATIONS, BodyError, parse_body
-    from rslab.schedule.tables import mrt_text, stage_text
+    from rslab.schedule import SlotModel
 
     try:
         config = apply_overrides(pairs)
-        model = SlotModel.from_config(config)
+        return config, SlotModel.from_config(config)
     except ValueError as exc:
         raise ValueError(f"--config {exc}") from None
-    if iterations is not None and not 0 <= iterations <= MAX_ITERATIONS:
-        raise ValueError(f"--iterations must be in 0 … {MAX_ITERATIONS:,}, got {iterations}")
-    try:
-        body = parse_body(text, model, config)
-    except BodyError as exc:
-        raise ValueError(f"{label}:{exc.line}: {exc.message}: {exc.text.strip()!r}") from None
-    n = iterations if iterations is not None else body.iterations
-    n = 16 if n is None else n
-    try:
-        bounds, heuristic, chosen, tried, exp = _loop_code(body, model, config, exact,
-                                                           max_stages, n)
-    except ValueError as exc:
-        raise ValueError(_located(body, label, str(exc))) from None
-    bases = sorted(exp.pointer_step) if exp else []
-    reserved = {("scalar", chosen.ii - 1 - j): f"sadd {b} (pointer)" for j, b in enumerate(bases)}
-    program = "\n".join(body.before) + ("\n" if body.before else "") \
-        + (exp.text if exp else "") \
-        + "\n".join(body.after + ["halt"]) + "\n"
-    return {"file": label, "ops": len(body.ops), "res_mii": bounds.res_mii,
+
+
+def _report(done, label: str, model, config) -> dict:
+    """The report of a pipelined body (:func:`rslab.schedule.pipeliner.pipeline_body`)."""
+    from rslab.schedule import slot_of
+    from rslab.schedule.body import strided_bases
+    from rslab.schedule.pipeliner import bottleneck
+    from rslab.schedule.tables import mrt_text, stage_text
+
+    plan = done.main
+    bounds, chosen, exp = plan.bounds, plan.schedule, plan.expansion
+    reserved = {}
+    for b, (block, row) in sorted((exp.increments if exp else {}).items()):
+        note = f"sadd {b} (pointer" + (f", block {block} of {exp.unroll})" if exp.unroll > 1
+                                       else ")")
+        reserved[("scalar", row)] = ", ".join(filter(None, [reserved.get(("scalar", row)), note]))
+    return {"file": label, "ops": len(done.body.ops), "res_mii": bounds.res_mii,
             "res_binding": bounds.res_binding, "usage": bounds.usage,
-            "units": dict(model.units), "pointer_increments": len(bases) or
-            len({op.addr.base for op in body.ops if op.addr is not None and op.addr.stride}),
+            "units": dict(model.units),
+            "pointer_increments": len(strided_bases(chosen.graph.ops)),
+            "base_copies": dict(plan.copies),
             "memory": _memory_order(chosen.graph),
             "rec_mii": bounds.rec_mii, "critical_circuit": list(bounds.critical_circuit),
-            "mii": bounds.mii, "binding": bounds.binding, "heuristic_ii": heuristic.ii,
+            "mii": bounds.mii, "binding": bounds.binding, "heuristic_ii": plan.heuristic.ii,
             "ii": chosen.ii, "stages": chosen.stage_count, "unroll": exp.unroll if exp else 1,
-            "iterations": n, "kernel_passes": exp.kernel_passes if exp else 0,
-            "exact": [{"ii": r.ii, "status": r.status, "seconds": round(r.seconds, 2)}
-                      for r in tried],
+            "body_unroll": done.unroll, "iterations": done.iterations,
+            "kernel_passes": exp.kernel_passes if exp else 0,
+            "renamed": sorted(chosen.graph.rotating), "registers_fitted": plan.fitted,
+            "remainder": done.loops[1].iterations if len(done.loops) > 1 else 0,
+            "notes": _fifo_notes(done.body),
+            "bottleneck": bottleneck(done, model, config),
+            "exact": [{"ii": r.ii, "status": r.status, "reason": _exact_reason(r),
+                       "seconds": round(r.seconds, 2)} for r in plan.tried],
             "schedule": [{"op": op.label, "slot": slot_of(op.opcode), "cycle": t,
                           "stage": t // chosen.ii, "row": t % chosen.ii}
                          for op, t in zip(chosen.graph.ops, chosen.times, strict=True)],
             "reserved": [{"slot": slot, "row": row, "op": note}
                          for (slot, row), note in reserved.items()],
             "tables": mrt_text(chosen, reserved) + "\n\n" + stage_text(chosen),
-            "program": program}
+            "program": done.program}
+
+
+def _fifo_notes(body) -> list:
+    """A note for each vpop that takes another push's result than the token it names (the
+    FIFO returns results in push order)."""
+    pushes = [i for i, op in enumerate(body.ops) if op.is_push]
+    pops = [i for i, op in enumerate(body.ops) if op.is_pop]
+    out = []
+    for p, q in zip(pushes, pops, strict=False):
+        named = next(s for s in body.ops[q].srcs if isinstance(s, str) and s.startswith("@"))
+        if named != body.ops[p].dst:
+            out.append(f"line {body.lines[q]}: vpop {named} takes the result of "
+                       f"{body.ops[p].dst} (line {body.lines[p]}): the FIFO returns results "
+                       "in push order")
+    return out
+
+
+def _exact_reason(r) -> str:
+    """Why the integer program found no schedule at one II, in the options' words."""
+    if r.status == "none" and "infeasible" in r.message.lower():
+        return f"no schedule within --max-stages {r.max_stages}"
+    return "" if r.status == "found" else r.message
 
 
 MEMORY_KINDS = {"memory flow": "store → load", "memory anti": "load → store",
@@ -176,21 +185,65 @@ def _memory_order(graph) -> list:
             for e in graph.edges if e.kind in MEMORY_KINDS]
 
 
-def pipeline_file(name: str, pairs=(), iterations=None, exact=False, max_stages=8) -> dict:
+def pipeline_file(name: str, pairs=(), iterations=None, exact=False, max_stages=8,
+                  **options) -> dict:
     """:func:`pipeline_text` of the body file ``name`` (``-``: standard input)."""
     label = "<stdin>" if name == "-" else name
-    return pipeline_text(read_source(name), label, pairs, iterations, exact, max_stages)
+    return pipeline_text(read_source(name), label, pairs, iterations, exact, max_stages,
+                         **options)
+
+
+def sweep_file(name: str, pairs=(), iterations=None) -> dict:
+    """``rslab pipeline --sweep``: :func:`rslab.schedule.pipeliner.sweep` of the body file
+    ``name``; errors as :func:`pipeline_text`'s."""
+    from rslab.kernels.loops.bodyfile import located, parse
+    from rslab.schedule.pipeliner import sweep
+
+    label = "<stdin>" if name == "-" else name
+    config, model = _machine(pairs)
+    body = parse(read_source(name), label, config)
+    n = iterations if iterations is not None else (body.iterations or 16)
+    try:
+        return {"file": label, "iterations": n, "rows": sweep(body, model, config, n)}
+    except ValueError as exc:
+        raise ValueError(located(body, label, str(exc))) from None
+
+
+def _print_sweep(rep: dict, as_json: bool) -> int:
+    if as_json:
+        print(json.dumps(rep, indent=2, allow_nan=False))
+        return 0
+    print(f"{rep['file']}: {rep['iterations']} iterations; per unroll k (source iterations "
+          "per scheduled iteration) and II: cycles per source iteration = II / k, and the "
+          "program's bundles if nothing stalls")
+    print(f"{'unroll':>6} {'II':>4} {'MII':>4} {'per src it':>10} {'stages':>6} "
+          f"{'program':>8}  note")
+    for r in rep["rows"]:
+        if r["status"] != "ok":
+            print(f"{r['unroll']:>6} {r['ii']:>4} {r['mii']:>4} {'-':>10} {'-':>6} {'-':>8}  "
+                  f"{r['status']}")
+            continue
+        print(f"{r['unroll']:>6} {r['ii']:>4} {r['mii']:>4} "
+              f"{r['cycles_per_source_iteration']:>10.3g} {r['stages']:>6} "
+              f"{r['program_cycles']:>8}  {r['registers_fitted']}")
+    return 0
 
 
 def print_report(rep: dict, wrote: str | None, out=None) -> None:
     """The text report; the program too unless it was written to ``wrote``."""
+    from rslab.machine.bottleneck import sequence_text
+
     def say(text=""):
         print(text, file=out or sys.stdout)
 
     circuit = " → ".join(rep["critical_circuit"] + rep["critical_circuit"][:1]) or "none"
-    usage = ", ".join(f"{k} {v}/{rep['units'][k]}" for k, v in rep["usage"].items() if v)
+    usage = ", ".join(f"{k} {v}/{rep['units'][k]}" for k, v in rep["usage"].items()
+                      if v or (k == "scalar" and rep["pointer_increments"]))
+    if rep["pointer_increments"]:
+        usage += (f" + 1 kept free for the {rep['pointer_increments']} pointer increment(s), "
+                  "once per kernel pass")
     say(f"{rep['file']}: {rep['ops']} ops per iteration, {rep['pointer_increments']} pointer "
-        "increment(s) (sadd, scalar slot) per iteration; the hardware loop issues nothing")
+        "increment(s) (sadd, scalar slot) per kernel pass; the hardware loop issues nothing")
     say(f"ResMII {rep['res_mii']} (binding: {rep['res_binding']}; cycles booked per "
         f"iteration / units: {usage})")
     order = "; ".join(f"{m['from']} → {m['to']} ({m['kind']}, {m['distance']} iteration(s) "
@@ -202,7 +255,15 @@ def print_report(rep: dict, wrote: str | None, out=None) -> None:
     say(f"MII {rep['mii']}: bound by {bound}")
     say(f"iterative modulo scheduling: II {rep['heuristic_ii']} (MII {rep['mii']})")
     for r in rep["exact"]:
-        say(f"integer program at II {r['ii']}: {r['status']} ({r['seconds']} s)")
+        say(f"integer program at II {r['ii']}: {r['status']}"
+            + (f", {r['reason']}" if r["reason"] else "") + f" ({r['seconds']} s)")
+    for note in rep["notes"]:
+        say(f"note: {note}")
+    b = rep["bottleneck"]
+    say(f"bottleneck: {b['sentence']}")
+    say(f"  {sequence_text(b)}")
+    if "why_above" in b:
+        say(f"  above the rounded floor: {b['why_above']}")
     say(f"emitted: II {rep['ii']}, {rep['stages']} stages, kernel unrolled {rep['unroll']}x, "
         f"{rep['iterations']} iterations = {rep['kernel_passes']} kernel passes + "
         f"prologue and epilogue\n")
@@ -217,7 +278,14 @@ def print_report(rep: dict, wrote: str | None, out=None) -> None:
 
 def run(args) -> int:
     file = example_file(args.example) if args.example else args.file
-    rep = pipeline_file(file, args.config, args.iterations, args.exact, args.max_stages)
+    if args.output and args.output != "-" and file != "-" and Path(args.output).exists() \
+            and Path(args.output).resolve() == Path(file).resolve():
+        raise ValueError(f"--output {args.output}: is the body file itself: write the program "
+                         "to another file")
+    if args.sweep:
+        return _print_sweep(sweep_file(file, args.config, args.iterations), args.json)
+    rep = pipeline_file(file, args.config, args.iterations, args.exact, args.max_stages,
+                        ii=args.ii, unroll=args.unroll)
     if args.output and args.output != "-":
         try:
             Path(args.output).write_text(rep["program"])

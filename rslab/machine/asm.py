@@ -5,6 +5,15 @@ comment; ``name:`` at the start of a line defines a label (ops may follow it).
 ``loop N`` / ``loop sN`` and ``endloop`` delimit a zero-overhead hardware loop
 and stand alone on their line, as does ``halt``. Errors raise ``AssemblyError``
 carrying the line number and the offending text.
+
+Two comments are read (``rslab pipeline`` writes them):
+
+- a bundle's ``#@ NOTE ; NOTE ; …``, one note per op in order: ``LABEL iN sK`` (the op
+  of the loop body labelled LABEL, for source iteration N in stage K; inside a hardware
+  loop, N is that of the loop's first pass) or ``-`` (an op of no body line, such as a
+  pointer increment); it becomes the bundle's :attr:`Entry.sources`, one per op;
+- a ``loop`` line's ``# U source iteration(s) per pass``: each pass of the loop runs U
+  iterations of the source loop (:attr:`Entry.per_pass`).
 """
 
 import functools
@@ -21,6 +30,8 @@ _LABEL = re.compile(r"^\s*([A-Za-z_][\w.]*)\s*:(.*)$")
 _REG = re.compile(r"^([vs])(\d+)$")
 _MEM = re.compile(r"^\[\s*s(\d+)\s*(?:([+-])\s*([^\]]+?))?\s*\]$")
 _NAME = re.compile(r"^[A-Za-z_][\w.]*$")
+_NOTES = re.compile(r"^@\s*(?:-|\S+ i\d+ s\d+)(?:\s*;\s*(?:-|\S+ i\d+ s\d+))*\s*$")
+_PER_PASS = re.compile(r"#.*?(\d+) source iterations? per pass")
 MAX_REG_INDEX = 1023
 IMM_RANGE = (-(2**31), 2**32)
 """Integer immediates are 32-bit words: signed or unsigned, ``-2^31 ≤ n < 2^32``."""
@@ -54,8 +65,10 @@ class Entry:
     """One program entry: a ``bundle`` of ops, or a ``loop``/``endloop``/``halt`` directive.
 
     ``ops`` holds the bundle's ops (empty for ``nop``); for ``loop``, ``count`` is
-    ``("imm", n)`` or ``("s", i)`` and ``end`` the pc of its ``endloop``; for
-    ``endloop``, ``start`` is the pc of its ``loop``.
+    ``("imm", n)`` or ``("s", i)``, ``end`` the pc of its ``endloop`` and ``per_pass`` the
+    source iterations one pass runs; for ``endloop``, ``start`` is the pc of its ``loop``.
+    A bundle's ``note`` is its line's ``#@`` note (checked; ``""``: none), read as
+    :attr:`sources`.
     """
 
     kind: str
@@ -65,6 +78,20 @@ class Entry:
     count: tuple | None = None
     start: int = -1
     end: int = -1
+    per_pass: int = 1
+    note: str = ""
+
+    @functools.cached_property
+    def sources(self) -> tuple:
+        """Per op, the loop-body op it runs, (label, source iteration, stage), or None."""
+        if not self.note:
+            return (None,) * len(self.ops)
+        out = []
+        for note in self.note.split(";"):
+            parts = note.split()
+            out.append(None if parts == ["-"] else
+                       (parts[0], int(parts[1][1:]), int(parts[2][1:])))
+        return tuple(out)
 
 
 @dataclass(frozen=True)
@@ -235,6 +262,20 @@ def _parse_cached(text: str, line: int, parsed: dict) -> Op:
     return Op(op.name, op.operands, line, op.text)
 
 
+def _note(comment: str, count: int, lineno: int, raw: str) -> str:
+    """A bundle line's ``#@`` note (see the module docstring), checked: one per op."""
+    if not comment.startswith("@"):
+        return ""
+    if not _NOTES.match(comment):
+        raise AssemblyError(lineno, raw, "#@ notes: expected LABEL iN sK or - for each op, "
+                            "separated by ';'")
+    if comment.count(";") + 1 != count:
+        raise AssemblyError(lineno, raw, f"the #@ note names {comment.count(';') + 1} op(s), "
+                            f"the bundle has {count}: one note per op, '-' for an op of no "
+                            "body line")
+    return comment[1:]
+
+
 def _check_bundle(ops, line, text):
     written = set()
     for op in ops:
@@ -266,7 +307,9 @@ def _directive(head, parts, lineno, raw, entries, stack):
             raise AssemblyError(lineno, raw, "loop needs a count: a non-negative "
                                 "integer or a scalar register")
         stack.append(len(entries))
-        entries.append(Entry("loop", line=lineno, text=parts[0], count=count))
+        m = _PER_PASS.search(raw)
+        entries.append(Entry("loop", line=lineno, text=parts[0], count=count,
+                             per_pass=int(m.group(1)) if m else 1))
     elif head == "endloop":
         if arg:
             raise AssemblyError(lineno, raw, "endloop takes no operand")
@@ -276,7 +319,8 @@ def _directive(head, parts, lineno, raw, entries, stack):
         if start == len(entries) - 1:
             raise AssemblyError(lineno, raw, "empty loop body")
         entries[start] = Entry("loop", line=entries[start].line, text=entries[start].text,
-                               count=entries[start].count, end=len(entries))
+                               count=entries[start].count, end=len(entries),
+                               per_pass=entries[start].per_pass)
         entries.append(Entry("endloop", line=lineno, text="endloop", start=start))
     else:
         if arg:
@@ -309,8 +353,8 @@ def assemble(text: str) -> Program:
     stack: list[int] = []
     parsed: dict[str, Op] = {}
     for lineno, raw in enumerate(text.splitlines(), start=1):
-        body = _strip_labels(raw.split("#", 1)[0].strip(), lineno, raw, labels, label_lines,
-                             len(entries))
+        code, _, comment = raw.partition("#")
+        body = _strip_labels(code.strip(), lineno, raw, labels, label_lines, len(entries))
         if not body:
             continue
         parts = [p.strip() for p in body.split(";")]
@@ -321,11 +365,12 @@ def assemble(text: str) -> Program:
             _directive(head, parts, lineno, raw, entries, stack)
             continue
         ops = tuple(_parse_cached(p, lineno, parsed) for p in parts)
+        note = _note(comment, len(parts), lineno, raw)
         if len(ops) > 1:
             _check_bundle(ops, lineno, raw)
         if ops[0].name == "nop":
-            ops = ()
-        entries.append(Entry("bundle", ops=ops, line=lineno, text=body))
+            ops, note = (), ""
+        entries.append(Entry("bundle", ops=ops, line=lineno, text=body, note=note))
     if stack:
         e = entries[stack[-1]]
         raise AssemblyError(e.line, e.text, "loop without a matching endloop")
@@ -367,5 +412,5 @@ def _resolve_labels(entries, labels):
                 op = Op(op.name, op.operands[:-1] + (("label", label, target),), op.line,
                         op.text)
             ops.append(op)
-        resolved.append(Entry("bundle", ops=tuple(ops), line=e.line, text=e.text))
+        resolved.append(Entry("bundle", ops=tuple(ops), line=e.line, text=e.text, note=e.note))
     return resolved

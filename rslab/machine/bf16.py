@@ -56,19 +56,33 @@ def pack_rows(rows) -> np.ndarray:
     rows = np.asarray(rows, dtype=np.float32)
     if rows.ndim == 0:
         raise ValueError("rows must have at least one dimension")
-    v = rows.shape[-1]
+    return pack_bits(f32_to_bf16_bits(rows))
+
+
+def pack_bits(bits) -> np.ndarray:
+    """``pack_rows`` of BF16 bit patterns (uint16 ``[..., V]``), taken as they are."""
+    bits = np.asarray(bits)
+    if bits.dtype != np.uint16 or bits.ndim == 0:
+        raise ValueError(f"bits must be a uint16 array of at least one dimension, got "
+                         f"{bits.dtype} of shape {bits.shape}")
+    v = bits.shape[-1]
     vp = padded_length(v)
-    bits = np.full(rows.shape[:-1] + (vp,), BF16_NEG_INF, dtype=np.uint16)
-    bits[..., :v] = f32_to_bf16_bits(rows)
-    blocks = bits.reshape(rows.shape[:-1] + (vp // BLOCK, 2, LANES)).astype(np.uint32)
+    padded = np.full(bits.shape[:-1] + (vp,), BF16_NEG_INF, dtype=np.uint16)
+    padded[..., :v] = bits
+    blocks = padded.reshape(bits.shape[:-1] + (vp // BLOCK, 2, LANES)).astype(np.uint32)
     words = blocks[..., 0, :] | (blocks[..., 1, :] << np.uint32(16))
-    return words.reshape(rows.shape[:-1] + (vp // 2,))
+    return words.reshape(bits.shape[:-1] + (vp // 2,))
 
 
 def unpack_rows(words, v: int | None = None) -> np.ndarray:
     """Inverse of ``pack_rows``: uint32 ``[..., W]`` (W a multiple of 128) → float32 ``[..., v]``.
 
     ``v`` defaults to 2·W (padding included)."""
+    return bf16_bits_to_f32(unpack_bits(words, v))
+
+
+def unpack_bits(words, v: int | None = None) -> np.ndarray:
+    """``unpack_rows`` as BF16 bit patterns (uint16), every bit kept (NaN payloads too)."""
     words = np.asarray(words)
     if words.dtype != np.uint32:
         raise ValueError(f"words must be uint32, got dtype {words.dtype}")
@@ -81,8 +95,7 @@ def unpack_rows(words, v: int | None = None) -> np.ndarray:
         raise ValueError(f"v must be in [0, {2 * w}], got {v}")
     blocks = words.reshape(words.shape[:-1] + (w // LANES, 1, LANES))
     halves = np.concatenate([blocks & np.uint32(0xFFFF), blocks >> np.uint32(16)], axis=-2)
-    flat = halves.reshape(words.shape[:-1] + (2 * w,))
-    return bf16_bits_to_f32(flat)[..., :v]
+    return halves.reshape(words.shape[:-1] + (2 * w,))[..., :v].astype(np.uint16)
 
 
 def element_position(i):

@@ -150,8 +150,9 @@ class MachineConfig:
             ("vector / scalar registers", f"{self.vregs} / {self.sregs}", ""),
             ("bundle slots", slot, "VLIW: ops in one bundle issue together"),
             ("latency (cycles)", lat, "result usable that many cycles after issue"),
-            ("SFU", f"1 push per bundle, hold-issue {self.sfu_hold}, FIFO depth "
-             f"{self.fifo_depth}", "exp2 / log2 / rcp; in-order results"),
+            ("SFU", f"1 push per bundle; a push waits {self.sfu_hold} cycle(s) after the "
+             f"previous push; FIFO depth {self.fifo_depth}",
+             "exp2 / log2 / rcp; in-order results; other ops issue during the wait"),
             ("pop", "vpop on a valu slot", "pops the FIFO head"),
             ("VMEM", f"{self.vmem_bytes // 2**20} MiB, {self.vmem_banks} banks × "
              f"{self.bank_bytes} B", "a k-way bank conflict holds the port k cycles"),

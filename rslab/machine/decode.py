@@ -19,7 +19,7 @@ import numpy as np
 
 from rslab.machine.errors import MachineError
 from rslab.machine.isa import BRANCH_OPS, CHIP_OPS, SPECS
-from rslab.machine.memory import conflict_degree
+from rslab.machine.memory import port_cycles
 from rslab.machine.units import (
     compile_exchange,
     compile_ldst,
@@ -266,7 +266,7 @@ class Decoder:
             reg = d if d is not None else op.operands[0][1]
             parts["execs"].append(compile_ldst(name, reg, op.operands[1], stride, ctx, op.text))
             if spec.slot in ("ld", "st"):
-                k = conflict_degree(stride or 1, cfg.lanes, cfg.vmem_banks)
+                k = port_cycles(stride, cfg.lanes, cfg.vmem_banks)
                 parts["loads" if spec.slot == "ld" else "stores"].append(k)
                 if spec.slot == "ld":
                     ready += k - 1

@@ -60,3 +60,10 @@ def conflict_degree(stride_words: int, lanes: int, banks: int) -> int:
         return 1
     distinct_banks = banks // gcd(abs(stride_words), banks)
     return -(-lanes // min(distinct_banks, lanes))
+
+
+def port_cycles(stride_words: int | None, lanes: int, banks: int) -> int:
+    """Cycles a vector load or store holds its port: the conflict degree of its lane stride in
+    words (``None`` for ``vld``/``vst``, which read consecutive words; a zero stride is served
+    as stride 1). The simulator books ports so; the scheduler plans with the same number."""
+    return conflict_degree(stride_words or 1, lanes, banks)

@@ -4,7 +4,8 @@ For one loop of a traced run, over its iterations after a warm-up (the last one 
 as :meth:`~rslab.machine.trace.Trace.steady_state` does): cycles per iteration and, when the
 ``loop`` line says how many iterations of the source loop one pass holds (``# U source
 iterations per pass``, as ``rslab pipeline`` writes it), per source iteration; each unit's
-booked cycles per iteration (an SFU push books 1 + ``sfu_hold``) and utilisation (booked
+booked cycles per iteration (an SFU push books 1 + ``sfu_hold``, a load or store with a
+k-way bank conflict k) and utilisation (booked
 over units × cycles); the binding unit; the resource pressure of each op; and each op's
 average wait: the stall cycles before its bundle issued, their main cause and the op it
 waited for (:mod:`rslab.machine.waits`). What binds is the saturated unit if there is
@@ -14,25 +15,25 @@ the schedule waits out in nops): never "nothing".
 
 from __future__ import annotations
 
-import re
 from collections import Counter
+from fractions import Fraction
 
-from rslab.machine.isa import SFU_OPS
+from rslab.machine.bottleneck import Floor, binding, sentence, verdict
+from rslab.machine.isa import SFU_OPS, SPECS
+from rslab.machine.memory import port_cycles
+from rslab.machine.recurrences import loop_recurrence, scheduled_period
 from rslab.machine.waits import links
 
-SOURCE_ITERATIONS = re.compile(r"#.*?(\d+) source iterations? per pass")
 
-
-def source_per_pass(run, pc: int) -> int:
-    """Source iterations per pass that the ``loop`` line at ``pc`` declares (default 1)."""
-    line = run.program.entries[pc].line
-    lines = run.program.source.splitlines()
-    m = SOURCE_ITERATIONS.search(lines[line - 1]) if 0 < line <= len(lines) else None
-    return int(m.group(1)) if m else 1
-
-
-def _booked(name: str, config) -> int:
-    return 1 + config.sfu_hold if name in SFU_OPS else 1
+def unit_cycles(op, config) -> int:
+    """Cycles the assembled ``op`` books its unit: 1 + ``sfu_hold`` for an SFU push, the
+    bank-conflict degree for a vector load or store (the simulator's port booking), else 1."""
+    if op.name in SFU_OPS:
+        return 1 + config.sfu_hold
+    if SPECS[op.name].slot in ("ld", "st"):
+        stride = op.operands[2][1] if op.name in ("vld.s", "vst.s") else None
+        return port_cycles(stride, config.lanes, config.vmem_banks)
+    return 1
 
 
 def loop_pressure(run, index: int, warmup: int = 2) -> dict:
@@ -50,9 +51,10 @@ def loop_pressure(run, index: int, warmup: int = 2) -> dict:
     bundles = trace.bundles
     starts = [bundles[it[0]].cycle - bundles[it[0]].stall for it in its]
     cycles = (starts[len(its) - 1] - starts[warmup]) / len(chosen)
-    per = source_per_pass(run, pc0)
+    per = entry.per_pass
     stalls, empty, waits = Counter(), 0, {}
-    waited = links(trace).waited
+    found = links(trace)
+    waited = found.waited
     ops = trace.ops
     for it in chosen:
         for b in it:
@@ -74,9 +76,9 @@ def loop_pressure(run, index: int, warmup: int = 2) -> dict:
         if e.kind != "bundle":
             continue
         w = waits.get(pc, {"stall": 0, "causes": Counter(), "on": Counter()})
-        for info in trace.op_infos[pc]:
-            text, slot, name = info[0], info[1], info[3]
-            cycles_booked = _booked(name, config) if slot else 0
+        for info, op in zip(trace.op_infos[pc], e.ops, strict=True):
+            text, slot = info[0], info[1]
+            cycles_booked = unit_cycles(op, config) if slot else 0
             if slot:
                 booked[slot] += cycles_booked
             op_rows.append({
@@ -96,7 +98,31 @@ def loop_pressure(run, index: int, warmup: int = 2) -> dict:
                empty_bundles_per_iter=empty / n, units=units,
                binding={"unit": top, "utilisation": units[top]["utilisation"]},
                bound=_bound(units, top, stalls, n, empty), ops=op_rows)
+    total = starts[len(its) - 1] - starts[warmup]
+    floors = _unit_floors(run, pc0, booked) + loop_recurrence(run, pc0, chosen, found.deps)
+    row["bottleneck"] = verdict(binding(floors), Fraction(total, n * per),
+                                scheduled_period(trace, chosen))
+    row["bottleneck"]["sentence"] = sentence(row["bottleneck"])
     return row
+
+
+def _unit_floors(run, pc0: int, booked: dict) -> list:
+    """The floors of the loop's units and FIFO per source iteration, from its code."""
+    entry, config = run.program.entries[pc0], run.config
+    per = entry.per_pass
+    ops = [(op, SPECS[op.name].slot, op.text if source is None else source[0])
+           for pc in range(pc0 + 1, entry.end)
+           for op, source in zip(run.program.entries[pc].ops, run.program.entries[pc].sources,
+                                 strict=True)]
+    out = [Floor("unit", slot, Fraction(n, config.slots[slot] * per),
+                 tuple(dict.fromkeys(name for _, s, name in ops if s == slot)))
+           for slot, n in booked.items() if n]
+    pushes = [name for op, _, name in ops if op.name in SFU_OPS]
+    if pushes:
+        held = config.latency["sfu"] + config.latency["pop"]
+        out.append(Floor("fifo", "fifo", Fraction(len(pushes) * held, config.fifo_depth * per),
+                         tuple(dict.fromkeys(pushes))))
+    return out
 
 
 def _bound(units, top, stalls, n, empty) -> str:

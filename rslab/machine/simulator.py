@@ -53,6 +53,7 @@ from rslab.machine.collector import collector_paused
 from rslab.machine.config import MachineConfig
 from rslab.machine.decode import Decoder, Halt, LoopEntry
 from rslab.machine.errors import MachineError
+from rslab.machine.guard import Guard
 from rslab.machine.issue import bind
 from rslab.machine.memory import build_memory
 from rslab.machine.stalls import BRANCH, CAUSES, RAW
@@ -173,7 +174,7 @@ def _initial_registers(config, n_scratch, vregs, sregs):
 
 def simulate(program: Program, config: MachineConfig | None = None, vmem=None, hbm=None,
              trace: bool = False, *, sregs=None, vregs=None,
-             max_steps: int = DEFAULT_MAX_STEPS) -> Run:
+             max_steps: int = DEFAULT_MAX_STEPS, guard=None) -> Run:
     """Run ``program`` and return a ``Run``.
 
     ``vmem``/``hbm``: ``None``, an array placed at byte 0, or ``{byte_address: array}``
@@ -181,7 +182,8 @@ def simulate(program: Program, config: MachineConfig | None = None, vmem=None, h
     ``sregs``/``vregs``: optional initial registers ``{index: value}`` (scalars: int or
     float; vectors: 128 four-byte elements). ``trace=True`` records the trace.
     ``max_steps`` (bundles issued plus loop directives executed) stops runaway programs with a
-    ``MachineError``; every run ends or raises within it.
+    ``MachineError``; every run ends or raises within it. ``guard`` (a
+    :class:`~rslab.machine.guard.Guard`) stops a load or store outside its regions.
     """
     if not isinstance(program, Program):
         raise ValueError(f"program must be a Program (from assemble), got {type(program).__name__}")
@@ -192,16 +194,18 @@ def simulate(program: Program, config: MachineConfig | None = None, vmem=None, h
             or not 1 <= max_steps <= MAX_STEPS_LIMIT):
         raise ValueError(f"max_steps must be an integer in [1, {MAX_STEPS_LIMIT:,}], "
                          f"got {max_steps!r}")
+    if guard is not None and not isinstance(guard, Guard):
+        raise ValueError(f"guard must be a Guard, got {type(guard).__name__}")
     with collector_paused():
-        return _run(program, config, vmem, hbm, trace, sregs, vregs, max_steps)
+        return _run(program, config, vmem, hbm, trace, sregs, vregs, max_steps, guard)
 
 
-def _run(program, config, vmem, hbm, trace, sregs, vregs, max_steps) -> Run:
+def _run(program, config, vmem, hbm, trace, sregs, vregs, max_steps, guard) -> Run:
     """``simulate`` once its arguments are checked. The decoded program and the core are
     garbage when it returns and, holding no cycle once the run is over, are freed at once:
     the paused collector finds only the ``Run`` to scan."""
     core = new_core(_Core, program, config, vmem, build_memory(hbm, None, "hbm"), trace,
-                    sregs, vregs)
+                    sregs, vregs, guard=guard)
     with np.errstate(all="ignore"):
         core.execute(max_steps)
     return finished_run(core)
@@ -209,9 +213,10 @@ def _run(program, config, vmem, hbm, trace, sregs, vregs, max_steps) -> Run:
 
 def new_core(kind, program, config, vmem, hbm_words, trace, sregs, vregs, lazy=False,
              **context):
-    """A core of class ``kind`` (``_Core`` or a chip's) with ``program`` decoded on its registers
-    (``lazy``: each bundle when first issued; ``context``: the chip's ``core`` index and
-    ``exchange``), its VMEM built from ``vmem`` and reading the HBM words ``hbm_words``."""
+    """A core of class ``kind`` (``_Core`` or a chip's) with ``program`` decoded on its
+    registers (``lazy``: each bundle when first issued; ``context``: the memory ``guard``,
+    the chip's ``core`` index and ``exchange``), its VMEM built from ``vmem`` and reading the
+    HBM words ``hbm_words``."""
     n_scratch = sum(config.slots.values()) + 2
     R, S = _initial_registers(config, n_scratch, vregs, sregs)
     M = build_memory(vmem, config.vmem_bytes, "vmem")
@@ -492,9 +497,9 @@ class _Core:
         return pc + 1
 
     def _out_of_steps(self, pc, cycle):
-        raise self.error(f"step limit reached: {self.max_steps} steps (bundles and loop "
-                         "directives) without reaching halt (an endless loop? raise max_steps)",
-                         pc, cycle)
+        raise self.error(f"step limit reached: {self.max_steps:,} steps (bundles and loop "
+                         "directives) without reaching halt (an endless loop? raise the limit: "
+                         "--max-steps N on the command line, max_steps=N in Python)", pc, cycle)
 
     def _halt(self, pc, floor, base, fcause):
         """``halt`` takes no slot; it issues when the in-order constraints allow."""

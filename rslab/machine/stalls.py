@@ -12,7 +12,7 @@ MEANINGS = {
     "raw": "a source register is not ready: its producer's latency has not elapsed",
     "branch": "a taken branch costs branch_penalty cycles before the next bundle",
     "bank-conflict": "the load or store port is still held by an access with a bank conflict",
-    "sfu-hold": "the SFU holds issue for sfu_hold cycles after a push",
+    "sfu-hold": "a push waits sfu_hold cycles after the previous push (other ops issue meanwhile)",
     "fifo-full": "a push needs a free SFU FIFO entry; a pop has not yet freed one",
     "sfu-wait": "a pop waits for the SFU result at the head of the FIFO",
     "dma-wait": "dmawait waits until the DMA transfers of its tag have landed",

@@ -36,7 +36,10 @@ class BundleRecord:
 @dataclass(frozen=True)
 class OpRecord:
     """One issued op: its bundle's index in ``Trace.bundles``, text, slot class, ``issue``
-    and ``ready`` cycles (ready: the result is usable; for SFU pushes, at the FIFO head)."""
+    and ``ready`` cycles (ready: the result is usable; for SFU pushes, at the FIFO head);
+    ``source``: the loop-body op it runs (label, source iteration, stage) when the program
+    says so (:attr:`rslab.machine.asm.Entry.sources`, its iteration counted on by the passes of
+    the enclosing hardware loop), else None."""
 
     bundle: int
     pc: int
@@ -47,6 +50,7 @@ class OpRecord:
     iters: tuple
     reads: tuple
     write: str | None
+    source: tuple | None = None
 
 
 class Trace:
@@ -101,17 +105,35 @@ class Trace:
         """One ``OpRecord`` per issued op, in issue order."""
         if self._ops is None:
             out = []
+            entries = self.run.program.entries
+            inner = self._innermost_loops()
             for i, (t, pc, _stall, _cause, iters) in enumerate(self._rows()):
                 if pc >= len(self._static):
                     continue
-                for text, slot, ready, name, reads, write in self._static[pc]:
+                per = entries[inner[pc]].per_pass if inner[pc] >= 0 and iters else 0
+                for (text, slot, ready, name, reads, write), source in zip(
+                        self._static[pc], entries[pc].sources, strict=True):
                     if name == "dma":
                         done = self._dma.get((pc, t), t + 1)
                     else:
                         done = t + (ready if ready is not None else 1)
-                    out.append(OpRecord(i, pc, text, slot, t, done, iters, reads, write))
+                    if source is not None and per:
+                        source = (source[0], source[1] + iters[-1] * per, source[2])
+                    out.append(OpRecord(i, pc, text, slot, t, done, iters, reads, write,
+                                        source))
             self._ops = out
         return self._ops
+
+    def _innermost_loops(self) -> list:
+        """Per pc, the pc of the innermost hardware loop around it (−1: none)."""
+        out, stack = [], []
+        for pc, e in enumerate(self.run.program.entries):
+            if e.kind == "endloop":
+                stack.pop()
+            out.append(stack[-1] if stack else -1)
+            if e.kind == "loop":
+                stack.append(pc)
+        return out
 
     def cycles_by_label(self, pattern, *, default: str = "", separate=None) -> dict:
         """Cycles of the run charged to the regions of the program that labels name.
@@ -268,16 +290,16 @@ class Trace:
                          op.text))
         return rows
 
-    def to_chrome(self, flows=DEFAULT_FLOW_WINDOW) -> dict:
+    def to_chrome(self, flows=DEFAULT_FLOW_WINDOW, window=None) -> dict:
         """Chrome trace JSON for Perfetto (:mod:`rslab.machine.perfetto`): a track per slot
         instance and one for stalls, ``args`` on every slice, dependency arrows for the ops
-        issued in cycles ``flows = (start, end)``."""
-        return chrome_trace(self, flows)
+        issued in cycles ``flows = (start, end)``; only the cycles ``window`` if given."""
+        return chrome_trace(self, flows, window)
 
-    def write_chrome(self, path, flows=DEFAULT_FLOW_WINDOW) -> None:
-        """Write ``to_chrome(flows)`` as JSON to ``path``."""
+    def write_chrome(self, path, flows=DEFAULT_FLOW_WINDOW, window=None) -> None:
+        """Write ``to_chrome(flows, window)`` as JSON to ``path``."""
         with open(path, "w") as fh:
-            json.dump(self.to_chrome(flows), fh)
+            json.dump(self.to_chrome(flows, window), fh)
 
 
 def _find_loop(program, loop):

@@ -31,10 +31,12 @@ class OpFault(Exception):
 
 class Context:
     """Machine state the closures bind to: vector rows (uint32 and float32 views), scalars,
-    VMEM and HBM words; on a chip, the core's index and the chip's exchange
-    (:class:`rslab.machine.exchange.Exchange`; None on a lone core)."""
+    VMEM and HBM words, the run's memory guard (:mod:`rslab.machine.guard`) or None; on a
+    chip, the core's index and the chip's exchange (:class:`rslab.machine.exchange.Exchange`;
+    None on a lone core)."""
 
-    def __init__(self, regs_u32, scalars, vmem, hbm, core: int = 0, exchange=None):
+    def __init__(self, regs_u32, scalars, vmem, hbm, guard=None, core: int = 0, exchange=None):
+        self.guard = guard
         self.R = regs_u32
         self.F = regs_u32.view(np.float32)
         self.S = scalars
@@ -206,7 +208,24 @@ def compile_ldst(name, reg, mem, stride, ctx, text=""):
     """Closure for ``vld``/``vst`` (contiguous or strided) and ``sld``/``sst``.
 
     Each computes its byte address ``[sA + imm]`` and checks it (aligned, inside VMEM)
-    before it accesses memory."""
+    before it accesses memory; with a guard in ``ctx``, also against the guard's regions."""
+    run = _ldst(name, reg, mem, stride, ctx, text)
+    if ctx.guard is None:
+        return run
+    _, sa, offset = mem
+    lanes = ctx.lanes if name in ("vld", "vst", "vld.s", "vst.s") else 1
+    first, last = ((0, lanes - 1) if stride is None
+                   else (min(0, stride * (lanes - 1)), max(0, stride * (lanes - 1))))
+    S, check, store = ctx.S, ctx.guard.check, name in ("vst", "vst.s", "sst")
+
+    def guarded():
+        a = S[sa] + offset
+        check(store, a + 4 * first, a + 4 * last + 4, text)
+        run()
+    return guarded
+
+
+def _ldst(name, reg, mem, stride, ctx, text):
     S, M, R, L = ctx.S, ctx.M, ctx.R, ctx.lanes
     _, sa, offset = mem
     n = M.size

@@ -5,14 +5,18 @@ a flat tail of mass 10^-9…0.5 (the peaked target), Zipf laws ``(i + 256)^-s`` 
 s = 0.8…2.5 (log-weights on a 1/24-octave grid, as :func:`rslab.numerics.targets.zipf`),
 combs (every k-th token at 1, the others at 2^-20; k = 2 and 128 are aligned to the
 128 lanes, 100 and 129 are not, and one with the light lanes the first half of each
-vector), the same rows in shuffled orders, and rows of BF16 logits (normal draws of
-scale σ truncated to BF16, weights ``exp2((l − max l)·LOG2E)`` with the SFU's exp2).
+vector), the same rows in shuffled orders, rows of BF16 logits (normal draws of
+scale σ truncated to BF16, weights ``exp2((l − max l)·LOG2E)`` with the SFU's exp2), and
+the rounding row (:func:`rounding_row`), whose float32 block sums err as far as the
+cross-lane tree allows, down and up in turn: the term that dominates the fixed-point
+draw's bound.
 :func:`search` computes each draw's law on every row
 (:func:`rslab.numerics.token_law.token_bounds`: exact for the inverse CDFs and for the
 argmax draws on rows of few distinct weights, else certified brackets of relative
 width about ``SEARCH_RESOLUTION``) and keeps, per draw, the row of the largest χ² (of
-the midpoint) with the figures of :mod:`rslab.numerics.divergence_bound` and the
-interval of χ² its bounds allow.
+the midpoint) with the figures of :mod:`rslab.numerics.divergence_bound`, the samples at
+which an appearance test sees it (:mod:`rslab.numerics.appearance`) and the interval of χ²
+its bounds allow.
 
 :func:`weights_error` is the other error, the weights' own: χ² of the SFU-exp2
 weights of a BF16 logit row against the exact softmax of those logits.
@@ -29,6 +33,7 @@ import numpy as np
 from rslab.executors import Serial
 from rslab.numerics import divergence_bound as db
 from rslab.numerics import invcdf, targets
+from rslab.numerics.appearance import samples_to_see
 from rslab.numerics.fastlog import LOG2E, fast_exp2
 from rslab.numerics.methods import draw
 from rslab.numerics.montecarlo import lattice_uniforms
@@ -40,6 +45,9 @@ COMB_STRIDES = (2, 100, 128, 129)
 COMB_LIGHT = 2.0**-20
 BF16_SCALES = (2.0, 4.0, 8.0)
 SHUFFLED = ("peaked(tail=0.001)", "zipf(s=1.1)")
+ROUNDING = "rounding(ties down, rounds up)"
+TREE_PARTNERS = (64, 32, 16, 8, 4, 2, 1)
+"""The lanes the cross-lane tree adds to lane 0, in order (:func:`invcdf.tree_sum`)."""
 SEED = 25
 SEARCH_RESOLUTION = 3e-4
 """The argmax draws' brackets in the search: relative width about 3·10^-4, which leaves a
@@ -73,7 +81,22 @@ def family_rows(vocab: int = targets.VOCAB, *, shuffled: bool = True) -> dict:
             rows[f"shuffled {name}"] = rng.permutation(rows[name])
     for s in BF16_SCALES:
         rows[f"bf16 logits(σ={s:g})"] = logit_weights(bf16_logits(vocab, s))
+    rows[ROUNDING] = rounding_row(vocab)
     return rows
+
+
+def rounding_row(vocab: int = targets.VOCAB) -> np.ndarray:
+    """Blocks of 128 whose float32 tree sums err by about −7u and +7u in turn (u = 2^-24):
+    lane 0 holds 1 and lanes 64, 32, …, 1 hold u, so every add of the tree is a tie that
+    rounds to even, down (``1 + u → 1``); in the next block they hold ``u·(1 + 2^-23)``, so
+    every add rounds up. The two blocks' shares of the row are then off by ``∓7u``, the
+    most the tree's seven adds allow, and the block choice's χ² is about ``(7u)²``."""
+    u = 2.0**-24
+    pair = np.zeros((2, invcdf.LANES))
+    pair[:, 0] = 1.0
+    pair[0, list(TREE_PARTNERS)] = u
+    pair[1, list(TREE_PARTNERS)] = u * (1 + 2.0**-23)
+    return np.resize(pair.astype(np.float32).reshape(-1), vocab)
 
 
 def target_of(w) -> np.ndarray:
@@ -90,6 +113,7 @@ def _row_figures(task, rows) -> dict:
     p = target_of(w)
     lo, hi = db.chi2_interval(b.lo, b.hi, p)
     return db.figures(b.mid, p) | {"target": name, "chi2_lo": lo, "chi2_hi": hi,
+                                   "detect_appear": samples_to_see(b.mid, p)["samples"],
                                    "rel_half_width": b.rel_half_width(p),
                                    "seconds": time.perf_counter() - start}
 

@@ -29,23 +29,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from rslab import note
 from rslab.numerics.fastlog import DEFAULT_FASTLOG2, FastLog2
 from rslab.numerics.gumbel import get_noise
 from rslab.numerics.rng import all_uniforms
 from rslab.numerics.stats import N_BINS, bin_counts
-
-NOTE_SAMPLES = 1 << 20
-"""The note's validation sample count (2^20)."""
-NOTE_ZEROS_SCALED = 8627
-"""The note's observed exact zeros with the scaled first layer, no divisor, at 2^20 samples."""
-NOTE_PLATEAU_PREDICTION = 8609
-"""The note's prediction of those zeros from the plateau interval."""
-NOTE_FIRST_LOG_PREDICTION = 0.5
-"""The note's predicted hits under the first-log quantisation hypothesis."""
-NOTE_CHI2_SAMPLES = 10**9
-"""Sample count of the note's 64-bin χ² measurement."""
-NOTE_CHI2_DIV8 = 851.50
-"""The note's 64-bin χ² of the Div8 pipeline at 10^9 samples."""
 
 COEFF_GRID = tuple((w0, w1) for w0 in (13, 14, 15) for w1 in (9, 11, 13, 15))
 """Candidates ``(c0_bits, c1_bits)`` searched by ``calibrate``."""
@@ -60,7 +48,7 @@ def coefficients(c0_bits: int, c1_bits: int, base: FastLog2 = BASE) -> FastLog2:
     return base.replace(c0_bits=c0_bits, c1_bits=c1_bits)
 
 
-def plateau_prediction(log2: FastLog2, n: int = NOTE_SAMPLES) -> float:
+def plateau_prediction(log2: FastLog2, n: int = note.SAMPLES) -> float:
     """Expected zeros of ``−fl(t)`` among ``n`` draws if ``t`` followed its ideal law.
 
     ``t = −log2 U`` has ``P(t > y) = 2^-y``, so ``P(a ≤ t ≤ b) = 2^-a − 2^-b`` for the
@@ -72,7 +60,7 @@ def plateau_prediction(log2: FastLog2, n: int = NOTE_SAMPLES) -> float:
     return n * (2.0**-a - 2.0**-b)
 
 
-def exact_zero_count(log2: FastLog2, name: str = "scaled", n: int = NOTE_SAMPLES,
+def exact_zero_count(log2: FastLog2, name: str = "scaled", n: int = note.SAMPLES,
                      stride: int = 1) -> float:
     """Expected exact zeros of pipeline ``name`` among ``n`` samples, by enumerating the lattice."""
     u = all_uniforms()[::stride]
@@ -80,8 +68,8 @@ def exact_zero_count(log2: FastLog2, name: str = "scaled", n: int = NOTE_SAMPLES
     return float(n * np.count_nonzero(g == 0) / u.size)
 
 
-def calibrate_threshold(log2: FastLog2, target: float = NOTE_PLATEAU_PREDICTION,
-                        n: int = NOTE_SAMPLES) -> FastLog2:
+def calibrate_threshold(log2: FastLog2, target: float = note.PLATEAU_PREDICTION,
+                        n: int = note.SAMPLES) -> FastLog2:
     """``log2`` with ``zero_threshold = T·2^-product_bits``, ``T`` chosen so that
     ``plateau_prediction`` is closest to ``target`` (bisection; the prediction grows with T)."""
     lsb = 2.0**-log2.product_bits
@@ -139,7 +127,7 @@ class Calibration:
 
 
 def calibrate(grid=COEFF_GRID, base: FastLog2 = BASE, stride: int = 1,
-              target_chi2: float = NOTE_CHI2_DIV8, n_chi2: int = NOTE_CHI2_SAMPLES,
+              target_chi2: float = note.CHI2_DIV8, n_chi2: int = note.CHI2_SAMPLES,
               progress=None) -> Calibration:
     """Search ``grid`` of ``(c0_bits, c1_bits)``: for each, calibrate the threshold
     (plateau prediction → 8,609), then compute Div8's ``E[χ²]`` at ``n_chi2`` samples;
@@ -170,8 +158,8 @@ def default_summary(log2: FastLog2 = DEFAULT_FASTLOG2) -> dict:
         "zero_threshold": log2.zero_threshold,
         "plateau": log2.plateau(),
         "plateau_prediction": plateau_prediction(log2),
-        "note_plateau_prediction": NOTE_PLATEAU_PREDICTION,
-        "exact_zeros": exact_zero_count(log2), "note_zeros": NOTE_ZEROS_SCALED,
-        "lambda_div8": lam, "expected_chi2": (N_BINS - 1) + NOTE_CHI2_SAMPLES * lam,
-        "note_chi2": NOTE_CHI2_DIV8,
+        "note_plateau_prediction": note.PLATEAU_PREDICTION,
+        "exact_zeros": exact_zero_count(log2), "note_zeros": note.ZEROS_SCALED,
+        "lambda_div8": lam, "expected_chi2": (N_BINS - 1) + note.CHI2_SAMPLES * lam,
+        "note_chi2": note.CHI2_DIV8,
     }

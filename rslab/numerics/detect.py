@@ -6,7 +6,14 @@ freedom and noncentrality ``N·λ``, ``λ = Σ (P − p)² / p``. It rejects at 
 ``alpha`` with chance ``power`` once ``N·λ`` reaches ``λ*``, the noncentrality
 at which ``ncx2(df, λ*)`` exceeds the central critical value with that chance.
 With ``df = 1`` this is the test aimed at the bias itself (a likelihood-ratio
-test that knows which cells are off): no test does much better.
+test that knows which cells are off).
+
+The approximation needs expected counts of about 5 or more where the bias lies: at the
+figure N, the cells whose expected count ``N·p`` reaches ``MIN_EXPECTED`` must carry at
+least ``CARRIED`` of λ (:func:`approximation_holds`). A bias carried by tokens the target
+almost never draws has no such cells — a χ² over tokens cannot reject before one of them
+appears — and :func:`samples_to_detect_cells` gives no figure for it (NaN); the exact
+chance that a test sees it is :mod:`rslab.numerics.appearance`'s.
 """
 
 from __future__ import annotations
@@ -18,6 +25,10 @@ from scipy import stats as sps
 
 ALPHA = 1e-3
 POWER = 0.5
+MIN_EXPECTED = 5.0
+"""The expected count per cell the noncentral-χ² approximation needs."""
+CARRIED = 0.9
+"""The share of λ that cells of at least ``MIN_EXPECTED`` expected counts must carry."""
 
 
 @functools.lru_cache(maxsize=256)
@@ -43,3 +54,30 @@ def samples_to_detect(lam: float, df: int, power: float = POWER, alpha: float = 
     if not np.isfinite(lam) or lam < 0:
         raise ValueError(f"lam must be a finite non-negative number, got {lam!r}")
     return float("inf") if lam == 0 else critical_noncentrality(int(df), power, alpha) / lam
+
+
+def approximation_holds(terms, p_cells, samples: float) -> bool:
+    """Whether the noncentral-χ² figure ``samples`` can be trusted: the cells with expected
+    count ``samples·p ≥ MIN_EXPECTED`` carry at least ``CARRIED`` of ``λ = Σ terms``
+    (``terms``: each cell's ``(P − p)²/p``; ``p_cells``: its null probability)."""
+    terms, p_cells = np.asarray(terms, np.float64), np.asarray(p_cells, np.float64)
+    lam = float(terms.sum())
+    if not np.isfinite(samples) or lam == 0:
+        return True
+    if not np.isfinite(lam):
+        return False
+    return float(terms[samples * p_cells >= MIN_EXPECTED].sum()) >= CARRIED * lam
+
+
+def samples_to_detect_cells(P, p, df: int | None = None) -> float:
+    """:func:`samples_to_detect` of ``λ = χ²(P ‖ p)`` over these cells (``df``: cells − 1 by
+    default), ``inf`` for no bias, NaN where :func:`approximation_holds` fails at that figure
+    (a bias carried by cells too rare for the approximation, or mass where p has none)."""
+    P, p = np.asarray(P, np.float64), np.asarray(p, np.float64)
+    if np.any(P[p == 0] > 0):
+        return float("nan")
+    live = p > 0
+    terms = (P[live] - p[live]) ** 2 / p[live]
+    lam = float(terms.sum())
+    n = samples_to_detect(lam, df if df is not None else max(1, int(live.sum()) - 1))
+    return n if approximation_holds(terms, p[live], n) else float("nan")

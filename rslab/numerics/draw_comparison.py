@@ -102,12 +102,14 @@ def token_rows(variants=VARIANTS, names=targets.TARGETS, *, vocab: int = targets
 
 
 def tail_sweep(variants=VARIANTS, tails=TAIL_MASSES, *, vocab: int = targets.VOCAB) -> dict:
-    """Total variation and blind detection on ``peaked(tail)`` for each variant and tail mass."""
+    """Total variation, and the samples at which a test sees the bias half the time
+    (:attr:`rslab.numerics.token_law.Discrepancy.detect_seen`), on ``peaked(tail)`` for each
+    variant and tail mass."""
     out = {}
     for method, noise in variants:
         laws = [token_law(targets.peaked(t, vocab), method, noise) for t in tails]
         out[variant_name(method, noise)] = {"tail": list(tails), "tv": [d.tv for d in laws],
-                                            "detect": [d.detect_blind for d in laws]}
+                                            "detect": [d.detect_seen for d in laws]}
         noise_atoms.cache_clear()
     return out
 

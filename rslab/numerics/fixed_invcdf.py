@@ -50,11 +50,14 @@ Write ``p_i = w_i/W``, ``π_b = W_b/W`` (exact block masses), ``ρ_l = w_l/W_b``
 * The two levels: ``1 + χ²(P ‖ p) = Σ_b (π̂_b²/π_b)(1 + χ²(ρ̂_b ‖ ρ_b))``, so
   ``χ² ≤ χ²₁ + K₂ + χ²₁·K₂`` with ``K₂ = K(128, 2^62)`` (:func:`chi2_bound`).
 
-For V = 154,880 (1,210 blocks): ``χ² ≤ 1.88·10^-13`` for **every** row of finite
-non-negative weights with a positive total, whatever its scale, its order or its
-tail (:data:`GUARANTEE`); the float32 block sums' ``γ²`` is nearly all of it. The
-target is ``w/Σw`` of the float32 weights the core computed: their own error
-(the SFU's exp2) is not the draw's.
+For V = 154,880 (1,210 blocks): ``χ² ≤ 1.88·10^-13`` for **every** row of the draw's
+domain — weights in [0, 2^120] (:data:`MAX_WEIGHT`: above it a block's float32 sum could
+overflow; :func:`check_weights` refuses such a row) with a positive total — whatever its
+scale inside that range, its order or its tail (:data:`GUARANTEE`). The float32 block
+sums' term ``(γ/(1−γ))²`` is 93 % of it, and a row whose block sums round down and up in
+turn attains that term (:func:`rslab.numerics.adversary.rounding_row`). The target is
+``w/Σw`` of the float32 weights the core computed: their own error (the SFU's exp2) is not
+the draw's.
 
 ``fraction_bits`` and ``uniform_bits`` are parameters so that the tests can
 enumerate every uniform of a narrow version of the same draw.

@@ -154,4 +154,5 @@ def sampler_draws() -> tuple:
 
 
 RECOMMENDED = ("fixed", "u96")
-"""The draw the chapter "Beyond the note" recommends: its χ² bound holds on every row."""
+"""The draw the chapter "Beyond the note" recommends: its χ² bound holds on every row of its
+domain (weights in [0, 2^120] with a positive total; :mod:`rslab.numerics.fixed_invcdf`)."""

@@ -43,16 +43,6 @@ INTEGER_DIVISORS = tuple(float(k) for k in range(2, 17))
 NON_INTEGER_DIVISORS = (2.5, 3.5, 6.5, 9.5, 10.5, 12.5, 13.5, 14.5, 15.5, math.e, math.pi)
 BASELINE = 8.0
 
-NOTE_BEST = 14.0
-"""The design note's choice after its finals."""
-NOTE_KS_CHANGE_PCT = -65.03
-"""The note's change of the mean per-seed KS distance, Div8 → Div14 (finals)."""
-NOTE_CHI2_DIV8 = 851.50
-"""The note's aggregate 64-bin χ² of Div8 at 10^9 samples."""
-NOTE_CHI2_DIV14 = 752.78
-"""The note's aggregate 64-bin χ² of Div14 at 10^9 samples."""
-NOTE_CHI2_CHANGE_PCT = -11.59
-"""The note's change of the aggregate χ², Div8 → Div14."""
 
 
 def divisor_name(k: float) -> str:

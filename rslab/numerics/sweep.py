@@ -37,14 +37,16 @@ REFERENCE_N = 10**9
 """The sample size at which the table quotes the expected χ² (the note's 10^9)."""
 
 PRESETS = {
-    "quick": ({"index_bits": (6,), "c1_bits": (9, 12)}, (8.0, 14.0)),
-    "book": ({"index_bits": (5, 6), "c1_bits": (9, 12)}, (8.0, 10.0, 12.0, 14.0, 16.0)),
+    "quick": ({"index_bits": (6,), "c1_bits": (9, 12)}, (8.0, 9.0, 14.0)),
+    "book": ({"index_bits": (5, 6, 7), "c1_bits": (9, 12)}, search.INTEGER_DIVISORS),
     "full": ({"index_bits": (5, 6, 7), "c1_bits": (8, 9, 10, 12),
               "output_fraction_bits": (None, 18),
               "zero_threshold": (DEFAULT_FASTLOG2.zero_threshold, 0.0)},
              search.INTEGER_DIVISORS),
 }
-"""Axes and divisors of each scale."""
+"""Axes and divisors of each scale: ``book`` and ``full`` try every integer divisor 2–16, so
+that each design's best divisor is its best integer; ``quick`` tries Div8, Div9 (the
+calibrated design's best integer) and Div14."""
 
 
 def _check_axes(axes) -> tuple:

@@ -35,7 +35,8 @@ Gumbel-max for comparison (correctly rounded logs, the same 24-bit lattice).
 :class:`Discrepancy` summarises a law against the target: total variation, KL,
 the χ² noncentralities over tokens and over the target's runs, the worst relative
 error and where it sits, and the samples a χ² test needs to see the bias
-(:mod:`rslab.numerics.detect`).
+(:mod:`rslab.numerics.detect`; NaN where the test's approximation does not hold, a bias
+carried by tokens too rare for it).
 """
 
 from __future__ import annotations
@@ -47,8 +48,9 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from rslab.numerics import argmax_bounds, fixed_invcdf, invcdf
+from rslab.numerics.appearance import samples_to_see
 from rslab.numerics.argmax_law import MIN_WIN, NoiseAtoms, argmax_law, score
-from rslab.numerics.detect import samples_to_detect
+from rslab.numerics.detect import approximation_holds, samples_to_detect
 from rslab.numerics.fastlog import DEFAULT_FASTLOG2, precise_log2
 from rslab.numerics.methods import draw, resolve_noise, variant_name
 from rslab.numerics.targets import Target
@@ -128,16 +130,35 @@ class Discrepancy:
     """Per run: its exact probability over the target's, minus 1."""
     first_rel: np.ndarray = field(repr=False, default=None)
     """Per run: its first token's exact probability over the target's, minus 1."""
+    detect_appear: float = float("nan")
+    """The samples at which an appearance test over the tokens sees the bias half the time
+    (exact, :func:`rslab.numerics.appearance.samples_to_see`)."""
+
+    @property
+    def detect_seen(self) -> float:
+        """The fewest samples at which one of the tests above sees the bias half the time:
+        the blind χ² (where its approximation holds) or the appearance test."""
+        return float(np.nanmin([self.detect_blind, self.detect_appear]))
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        return asdict(self) | {"detect_seen": self.detect_seen}
 
 
-def _detect(lam_tokens, lam_runs, target: Target):
-    blind = samples_to_detect(lam_tokens, target.vocab - 1)
+def _detect(d: dict, target: Target):
+    """(blind, aimed): the samples the blind χ² tests (over the tokens, over the runs) and
+    the aimed one need, each NaN where its approximation does not hold at its figure
+    (:func:`rslab.numerics.detect.approximation_holds`); blind is the smaller of the two."""
+    runs_p = target.counts * target.run_probs
+
+    def fig(lam, df, terms, p):
+        n = samples_to_detect(lam, df)
+        return n if approximation_holds(terms, p, n) else float("nan")
+
+    blind = [fig(d["lam_tokens"], target.vocab - 1, d["token_terms"], target.run_probs)]
     if target.levels > 1:
-        blind = min(blind, samples_to_detect(lam_runs, target.levels - 1))
-    return blind, samples_to_detect(lam_tokens, 1)
+        blind.append(fig(d["lam_runs"], target.levels - 1, d["run_terms"], runs_p))
+    blind = min((b for b in blind if not np.isnan(b)), default=float("nan"))
+    return blind, fig(d["lam_tokens"], 1, d["token_terms"], target.run_probs)
 
 
 def _mass_above(target: Target, p: float) -> float:
@@ -166,8 +187,13 @@ def run_law(target: Target, method: str, noise: str, path: str = "fast"):
     """The exact :class:`~rslab.numerics.argmax_law.RunLaw` of an argmax draw on ``target``
     (the cut-off lowered until the left-out mass is below ``MAX_TRUNCATED``): a draw that
     scores ``mul`` multiplies the weight by its noise, ``add`` adds the fast log2 weight."""
-    atoms = noise_atoms(method, noise, path)
-    kind = draw(method).score
+    return atoms_law(target, noise_atoms(method, noise, path), draw(method).score, path)
+
+
+def atoms_law(target: Target, atoms: NoiseAtoms, kind: str = "add", path: str = "fast"):
+    """The exact :class:`~rslab.numerics.argmax_law.RunLaw` of an argmax draw whose per-token
+    noise has the lattice law ``atoms``, scored ``kind`` with the ``path``'s log2 (the cut-off
+    lowered until the left-out mass is below ``MAX_TRUNCATED``)."""
     params = score_params(kind, target.weights, path)
     v_lo = _v_lo(kind, target, params)
     while True:
@@ -294,12 +320,14 @@ def _discrepancy(target: Target, P) -> dict:
     runs_p = target.counts * target.run_probs
     with np.errstate(divide="ignore", invalid="ignore"):
         kl = float(np.where(P > 0, P * np.log(P / p), 0.0).sum())
-    return {"tv": 0.5 * float(np.abs(P - p).sum()), "kl": kl,
-            "lam_tokens": float(((P - p) ** 2 / p).sum()),
+    terms = (P - p) ** 2 / p
+    return {"tv": 0.5 * float(np.abs(P - p).sum()), "kl": kl, "lam_tokens": float(terms.sum()),
+            "token_terms": np.add.reduceat(terms, target.starts),
+            "run_terms": (runs_P - runs_p) ** 2 / runs_p,
             "lam_runs": float(((runs_P - runs_p) ** 2 / runs_p).sum()),
             "worst_rel": float(rel[i]), "worst_token": i, "worst_p": float(p[i]),
             "truncated": 0.0, "run_rel": runs_P / runs_p - 1,
-            "first_rel": P[target.starts] / target.run_probs - 1}
+            "first_rel": P[target.starts] / target.run_probs - 1, "cells": (P, p)}
 
 
 def _argmax_discrepancy(target: Target, method: str, noise: str, path: str):
@@ -308,11 +336,12 @@ def _argmax_discrepancy(target: Target, method: str, noise: str, path: str):
     j = int(np.argmax(law.worst))
     runs = target.counts * p
     return {"tv": 0.5 * law.abs_dev.sum(), "kl": law.kl.sum(), "lam_tokens": law.chi2.sum(),
+            "token_terms": law.chi2, "run_terms": (law.total - runs) ** 2 / runs,
             "lam_runs": float(((law.total - runs) ** 2 / runs).sum()),
             "worst_rel": float(law.worst[j]),
             "worst_token": int(target.starts[j] + law.worst_at[j]), "worst_p": float(p[j]),
             "truncated": law.truncated, "run_rel": law.total / runs - 1,
-            "first_rel": law.first / p - 1}
+            "first_rel": law.first / p - 1, "cells": (law.tokens, target.probs())}
 
 
 def token_law(target: Target, method: str, noise=None, *, path: str = "fast") -> Discrepancy:
@@ -330,9 +359,10 @@ def token_law(target: Target, method: str, noise=None, *, path: str = "fast") ->
         d = _discrepancy(target, exact_token_probs(target.row(), method, noise))
     else:
         d = _argmax_discrepancy(target, method, noise, path)
-    blind, aimed = _detect(d["lam_tokens"], d["lam_runs"], target)
+    blind, aimed = _detect(d, target)
     name = "exact path" if path == "exact" else variant_name(method, noise)
     return Discrepancy(name, target.name, d["tv"], d["kl"], d["lam_tokens"], d["lam_runs"],
                        d["worst_rel"], d["worst_token"], d["worst_p"],
                        _mass_above(target, d["worst_p"]), blind, aimed, d["truncated"],
-                       time.perf_counter() - start, d["run_rel"], d["first_rel"])
+                       time.perf_counter() - start, d["run_rel"], d["first_rel"],
+                       samples_to_see(*d["cells"])["samples"])

@@ -14,7 +14,11 @@ The pieces, in the order a loop goes through them:
 - :mod:`~rslab.schedule.expand`: prologue / kernel / epilogue with modulo variable
   expansion, emitted as assembly;
 - :mod:`~rslab.schedule.listsched`: list scheduling of one iteration (no overlap), for
-  plain loops.
+  plain loops;
+- :mod:`~rslab.schedule.bodytext`, :mod:`~rslab.schedule.bases`,
+  :mod:`~rslab.schedule.unroll`, :mod:`~rslab.schedule.pipeliner`: the loop-body text of
+  ``rslab pipeline`` and the program it makes of it; :mod:`~rslab.schedule.sequential` its
+  meaning.
 """
 
 from rslab.schedule.body import Addr, Edge, Graph, Op, Use, build_graph, closure_of_consumers

@@ -47,8 +47,8 @@ class Op:
 
     ``dst`` names the value defined (``@name`` for an SFU push's FIFO token);
     ``srcs`` are value names, :class:`Use`, or live-in text; ``addr`` is the
-    memory operand of ``vld``/``vst``; ``name`` labels the op (default: dst);
-    ``tail`` is extra text appended after the operands (e.g. a stride).
+    memory operand of ``vld``/``vst`` (a strided one's lane stride is its last source);
+    ``name`` labels the op (default: dst).
     """
 
     opcode: str
@@ -56,7 +56,6 @@ class Op:
     srcs: tuple = ()
     addr: Addr | None = None
     name: str = ""
-    tail: str = ""
 
     @property
     def label(self) -> str:
@@ -81,7 +80,7 @@ class Op:
             stored = self.opcode.startswith(("vst", "sst"))  # the stored value comes first
             parts = (list(srcs[:1]) + [mem] + list(srcs[1:]) if stored
                      else dst_part + [mem] + list(srcs))
-        return self.opcode + (" " + ", ".join(parts) if parts else "") + self.tail
+        return self.opcode + (" " + ", ".join(parts) if parts else "")
 
     def register_srcs(self) -> list:
         """The sources that name registers or values (FIFO tokens left out)."""
@@ -116,10 +115,17 @@ class Graph:
         return slot_of(self.ops[i].opcode)
 
     def latency(self, i: int) -> int:
-        return self.model.op_latency(self.ops[i].opcode)
+        return self.model.op_latency(self.ops[i])
 
     def labels(self) -> list:
         return [op.label for op in self.ops]
+
+    def renamed(self) -> Graph:
+        """The graph with every loop-carried value renamed: no anti-dependence (a reader of
+        the previous iteration's value need not come before the new value)."""
+        carried = {self.ops[e.src].dst for e in self.edges if e.kind == "flow" and e.distance}
+        return Graph(self.ops, [e for e in self.edges if e.kind != "anti"], self.model,
+                     self.producers, self.fifo_pairs, self.rotating | carried)
 
 
 def src_use(src, index: int, producers: dict):
@@ -157,42 +163,50 @@ def _producers(ops, model) -> dict:
     return producers
 
 
+def _fifo_pairs(ops, producers) -> list:
+    """(push, pop) pairs: the k-th pop of an iteration takes the k-th push's result (the FIFO
+    is in order, whatever token the pop names)."""
+    for i, op in enumerate(ops):
+        tokens = [s for s in op.srcs if isinstance(s, str) and s.startswith("@")
+                  or isinstance(s, Use) and s.name.startswith("@")]
+        for token in tokens:
+            if not op.is_pop or isinstance(token, Use):
+                raise ValueError(f"body[{i}]: a FIFO token is read only by a vpop of the same "
+                                 f"iteration ({getattr(token, 'name', token)})")
+            if token not in producers:
+                raise ValueError(f"body[{i}]: {token!r} is not pushed in the body")
+        if op.is_pop and not tokens:
+            raise ValueError(f"body[{i}]: vpop must read an @fifo token")
+    pushes = [i for i, op in enumerate(ops) if op.is_push]
+    pops = [i for i, op in enumerate(ops) if op.is_pop]
+    if len(pops) > len(pushes):
+        raise ValueError(f"body[{pops[len(pushes)]}]: vpop without a matching push: the "
+                         f"iteration pushes {len(pushes)} result(s) and pops {len(pops)}")
+    if len(pushes) > len(pops):
+        raise ValueError(f"body: pushes never popped: {[ops[p].dst for p in pushes[len(pops):]]}")
+    for p, q in zip(pushes, pops, strict=True):
+        if q < p:
+            raise ValueError(f"body[{q}]: this vpop takes the result of {ops[p].dst}, pushed "
+                             f"later in the iteration (body[{p}]): the FIFO returns results in "
+                             "push order, so pop each push's result after it")
+    return list(zip(pushes, pops, strict=True))
+
+
 def _flow_edges(ops, producers, model, rotating) -> tuple[list, list]:
     """(flow and anti edges, FIFO (push, pop) pairs) of the reads of the body."""
-    edges, fifo_pairs, popped = [], [], set()
+    fifo_pairs = _fifo_pairs(ops, producers)
+    edges = [Edge(p, q, model.op_latency(ops[p]), 0, "flow") for p, q in fifo_pairs]
     for i, op in enumerate(ops):
-        for src in op.srcs:
+        for src in op.register_srcs():
             use = src_use(src, i, producers)
             if use is None:
-                if isinstance(src, str) and src.startswith("@"):
-                    raise ValueError(f"body[{i}]: {src!r} is not pushed in the body")
                 continue
             p, d = use
             producer = ops[p]
-            if producer.is_push:
-                if not op.is_pop or d != 0 or p > i:
-                    raise ValueError(f"body[{i}]: a FIFO token is read only by a vpop of the "
-                                     f"same iteration after its push ({producer.dst})")
-                if p in popped:
-                    raise ValueError(f"body[{i}]: {producer.dst} popped twice")
-                popped.add(p)
-                fifo_pairs.append((p, i))
-            elif op.is_pop:
-                raise ValueError(f"body[{i}]: vpop must read an @fifo token")
-            edges.append(Edge(p, i, model.op_latency(producer.opcode), d, "flow"))
+            edges.append(Edge(p, i, model.op_latency(producer), d, "flow"))
             if d >= 1 and p != i and producer.dst not in rotating:
                 # the next definition must not overwrite the value before this read
                 edges.append(Edge(i, p, 0, d - 1, "anti"))
-        if op.is_pop and not any(i == b for _, b in fifo_pairs):
-            raise ValueError(f"body[{i}]: vpop without a matching push")
-    for (p1, q1), (p2, _) in zip(fifo_pairs, fifo_pairs[1:], strict=False):
-        if p2 < p1:
-            raise ValueError(f"body[{q1}]: vpop of {ops[p1].dst} before the pop of "
-                             f"{ops[p2].dst}, pushed earlier: the FIFO returns results in "
-                             "push order")
-    unpopped = [ops[i].dst for i, op in enumerate(ops) if op.is_push and i not in popped]
-    if unpopped:
-        raise ValueError(f"body: pushes never popped: {unpopped}")
     return edges, fifo_pairs
 
 
@@ -228,6 +242,44 @@ def build_graph(body, model: SlotModel | None = None, rotating=(),
     if memory is not None:
         edges += [Edge(*e) for e in memory_edges(ops, model, memory)]
     return Graph(ops, edges, model, producers, fifo_pairs, rotating)
+
+
+def renamed_values(body, model: SlotModel | None = None, rotating=(),
+                   memory: Memory | None = None) -> frozenset:
+    """``rotating`` and every carried value that one register cannot hold: one whose previous
+    iteration's value is read after its new value is made (``d = vsub m[-1], m``). Pinned,
+    its anti-dependence closes a circuit of zero iterations; renamed, it has none."""
+    rotating = frozenset(rotating)
+    while True:
+        graph = build_graph(body, model, rotating, memory)
+        now = graph.edges
+        within = {e.src: [] for e in now}
+        for e in now:
+            if e.distance == 0:
+                within.setdefault(e.src, []).append(e.dst)
+        stuck = {graph.ops[e.dst].dst for e in now if e.kind == "anti" and e.distance == 0
+                 and _reaches(within, e.dst, e.src)}
+        if not stuck:
+            return rotating
+        rotating |= stuck
+
+
+def _reaches(succ: dict, a: int, b: int) -> bool:
+    """Whether a path of ``succ`` leads from ``a`` to ``b``."""
+    seen, todo = {a}, [a]
+    while todo:
+        for x in succ.get(todo.pop(), ()):
+            if x == b:
+                return True
+            if x not in seen:
+                seen.add(x)
+                todo.append(x)
+    return False
+
+
+def strided_bases(body) -> list:
+    """The base registers of the body's strided memory operands (each advances per pass)."""
+    return sorted({op.addr.base for op in body if op.addr is not None and op.addr.stride})
 
 
 def closure_of_consumers(body, names) -> set:

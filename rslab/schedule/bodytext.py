@@ -16,14 +16,20 @@
     acc0 = vadd.f32 acc0[-1], e0    # NAME[-d]: the value from d iterations back
     vst e0, [s2 + 0 + 512*i]        # an op that defines no value
 
+The meaning of a body is its iterations run one after another, op after op
+(``rslab.schedule.sequential``); the pipelined program computes exactly that.
+
 Rules: a value is defined once; a read of a value before its definition must be
 marked ``[-1]`` (loop-carried), and a loop-carried value needs a ``carried``
 register (its loop-carried state; the caller's ``before:`` lines initialise it, the
 ``after:`` lines read the last iteration's value there). ``NAME[-d]`` reads the value
 of d iterations back (d ≤ 8); such a value needs d registers, ``carried
-acc=v50,v51`` for ``acc[-2]``: the values of iterations −1 and −2, which the
-``before:`` lines set; the loop renames it (modulo variable expansion), and after
-the loop the first register holds the last iteration's value (the others: scratch).
+acc=v50,v51`` for ``acc[-2]``: its values of iterations −1, −2, … in that order. The
+``before:`` lines set them; after the loop, for every trip count n, the k-th register
+holds the value of iteration n − k (for n < k, the value the (k − n)-th register held
+before the loop), so the ``after:`` lines may read every one. An op may read ``X[-1]``
+and ``X`` (the value of this iteration, after its definition); the loop renames a
+carried value that one register cannot hold (modulo variable expansion).
 An op that writes a register
 (``vld``, ``vadd.f32``, ``vred.add`` …) defines a value; a store or a push does
 not (a push defines its ``@TOKEN``). A value is a vector register, or a scalar one
@@ -31,16 +37,23 @@ when its op writes a scalar (``s = vred.add x``). Everything that is not a value
 (``v60``, ``s1``, ``0.5``) passes through as a live-in, checked against the
 instruction table. The pool (default v0-v47 and s16-s31, less every register the
 file names) must hold neither a live-in nor a carried register nor a register the
-``after:`` lines read. Pops take the pushes' tokens in push order (the FIFO is
-in order), and one iteration run op after op never holds more results in the FIFO
-than it has entries. A value's name is not a register's (``v1 = ...`` is refused).
-``before:`` and ``after:`` lines hold bundles of the machine's assembly (no label, no
-loop directive). A body holds at most 256 ops in at most 1 MiB of text. ``#`` starts a
-comment. Every error is a ``BodyError`` naming the line.
+``after:`` lines read; a pool too small for the schedule raises its II, at last to the
+body run op after op, and only a pool too small for that is refused. The FIFO is in
+order: the k-th pop of an iteration takes the k-th push's result, whatever token it
+names (the report notes a pop that names another), and each pop comes after its push;
+one iteration run op after op never holds more results in the FIFO than it has
+entries. A value's name is not a register's (``v1 = ...`` is refused). ``before:`` and
+``after:`` lines hold bundles of the machine's assembly (no label, no loop directive),
+each within the machine's slots. A body holds at most 256 ops in at most 1 MiB of text.
+``#`` starts a comment. Every error is a ``BodyError`` naming the line.
 
-Memory: every operand on one base register has the same stride, and the base advances
-by it once per iteration, so no op of the body and no ``after:`` line may read it as a
-value. Loads and stores keep the order of the body's sequential loop wherever their
+Memory: a base register's operands may have several strides (0 too), and the body and
+its ``after:`` lines may read the base as a value: the loop never moves it then, and
+each non-zero stride gets a copy of it (a scalar register of the pool, set before the
+loop) that advances instead; a base with one stride that nothing reads advances itself,
+once per kernel pass. A vector load or store books its port for its bank-conflict
+degree, from its lane stride (``vld.s [...], 128``: all lanes in one bank, 128
+cycles). Loads and stores keep the order of the body's sequential loop wherever their
 bytes may meet: for a store and another access, the scheduler solves for the iteration
 distances d (within the trip count) at which they touch a common byte (a ``vld.s`` or
 ``vst.s`` counts its whole span, first lane to last) and makes the later one wait d
@@ -49,8 +62,9 @@ operands on one base register, or on two whose values when the loop starts are k
 (set by ``sli`` of one value in the ``before:`` lines, or never written there: 0);
 known bases with different strides whose bytes over the whole trip meet are ordered at
 every distance. A store and another access through different base registers, one of
-them of unknown value, are refused, naming both lines; so is an access through a base of
-known value that is not word-aligned or leaves VMEM in some iteration. Loads through a base
+them of unknown value, are ordered at every distance (they may meet anywhere). An access
+through a base of known value that is not word-aligned or leaves VMEM in some iteration
+is refused, naming its line. Loads through a base
 of unknown value are the body's to keep inside VMEM: outside it, the program stops where
 the body run iteration after iteration would (``rslab sim`` names the op).
 """
@@ -128,10 +142,14 @@ class LoopBody:
         """The source line of the op labelled ``label``."""
         return self.lines[[op.label for op in self.ops].index(label)]
 
-    def strides(self) -> dict:
-        """base register -> the bytes it advances per iteration (the bases the loop moves)."""
-        return {op.addr.base: op.addr.stride for op in self.ops
-                if op.addr is not None and op.addr.stride}
+    def registers_read(self) -> set:
+        """The registers the ops read as values (not as a memory operand's base) and those
+        the after: lines read."""
+        out = {s for op in self.ops for s in op.register_srcs()
+               if isinstance(s, str) and _REG.match(s)}
+        for code in self.after:
+            out |= {f"{kind}{index}" for op in _around(code) for kind, index in reg_reads(op)}
+        return out
 
     def memory(self, iterations: int, machine: MachineConfig) -> Memory:
         """What the scheduler knows of the loop's memory: the trip count, the vector's bytes,
@@ -320,7 +338,6 @@ def parse_body(text: str, model: SlotModel | None = None,
             _check_operands(op, body.kinds, machine)
         except ValueError as exc:
             raise BodyError(n, raw, str(exc)) from None
-    _check_bases(body, op_lines)
     _check_around(body, machine)
     _check_registers(body, op_lines, machine, text)
     return body
@@ -365,23 +382,6 @@ def _values(op_lines: list, body: LoopBody, text: str) -> None:
         body.texts.append(raw)
     if not body.ops:
         raise BodyError(1, text.splitlines()[0] if text.strip() else "", "the body has no op")
-
-
-def _check_bases(body: LoopBody, op_lines: list) -> None:
-    """Every operand on one base has one stride, and no op reads a base the loop advances."""
-    strides = {}
-    for (n, raw, _), op in zip(op_lines, body.ops, strict=True):
-        if op.addr is not None and strides.setdefault(op.addr.base, op.addr.stride) \
-                != op.addr.stride:
-            raise BodyError(n, raw, f"{op.addr.base} advances by {strides[op.addr.base]} "
-                            f"bytes per iteration (an earlier operand's stride): every "
-                            f"operand on one base needs the same stride; give this one "
-                            f"another base register")
-    moved = body.strides()
-    for (n, raw, _), op in zip(op_lines, body.ops, strict=True):
-        for src in op.register_srcs():
-            if isinstance(src, str) and src in moved and src not in body.kinds:
-                raise BodyError(n, raw, _advanced(src, moved, "inside"))
 
 
 def _check_operands(op: Op, kinds: dict, machine: MachineConfig) -> None:
@@ -447,28 +447,33 @@ def _around(code: str) -> tuple:
 
 
 def _check_around(body: LoopBody, machine: MachineConfig) -> None:
-    """The before: and after: lines are bundles of the machine's assembly, and the after: lines
-    read no base register the loop advances (the emitted loop leaves it advanced, the body's
-    sequential meaning does not move it)."""
-    moved = body.strides()
+    """The before: and after: lines are bundles of the machine's assembly, each within the
+    machine's slots, on registers of the machine."""
     for head in ("before", "after"):
         for code, (n, raw) in zip(getattr(body, head), getattr(body, f"{head}_lines"),
                                   strict=True):
             try:
-                for op in _around(code):
+                ops = _around(code)
+                for op in ops:
                     regs = reg_reads(op) + ([reg_write(op)] if reg_write(op) else [])
                     for kind, index in regs:
                         _exists(f"{kind}{index}", machine)
-                        if head == "after" and kind == "s" and f"s{index}" in moved:
-                            raise ValueError(_advanced(f"s{index}", moved, "after"))
+                _within_slots(ops, machine)
             except ValueError as exc:
                 raise BodyError(n, raw, f"{head}: {exc}") from None
 
 
-def _advanced(base: str, strides: dict, where: str) -> str:
-    return (f"{base} is a base register the loop advances ({strides[base]} bytes per "
-            f"iteration), so its value {where} the loop is not the body's: read a copy made "
-            f"in a before: line (before: smov sN, {base})")
+def _within_slots(ops, machine: MachineConfig) -> None:
+    """The ops of one bundle fit the machine's slots (as the simulator counts them)."""
+    used = {}
+    for op in ops:
+        slot = SPECS[op.name].slot
+        if slot is None:
+            continue
+        used[slot] = used.get(slot, 0) + 1
+        if used[slot] > machine.slots[slot]:
+            raise ValueError(f"this bundle needs {used[slot]} {slot} slots, the machine has "
+                             f"{machine.slots[slot]}: split it over two lines")
 
 
 def _check_registers(body: LoopBody, op_lines, machine: MachineConfig, text: str) -> None:

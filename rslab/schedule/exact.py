@@ -40,7 +40,7 @@ from scipy.optimize import LinearConstraint, milp
 from scipy.sparse import lil_matrix
 
 from rslab.schedule.body import Graph, build_graph
-from rslab.schedule.bounds import analyse
+from rslab.schedule.bounds import analyse, increment_slots
 from rslab.schedule.model import SlotModel, slot_of
 from rslab.schedule.modulo import Schedule, check_schedule
 
@@ -120,7 +120,7 @@ class _Program:
         for i, op in enumerate(self.g.ops):
             slot = slot_of(op.opcode)
             for row in range(ii):
-                booked = [(slot, (row + c) % ii) for c in range(m.op_busy(op.opcode))]
+                booked = [(slot, (row + c) % ii) for c in range(m.op_busy(op))]
                 if op.is_pop:
                     booked.append(("pop", row))
                 for key in booked:
@@ -180,8 +180,8 @@ def _check_arguments(ii, max_stages, reserve_scalar, time_limit):
     ii = _positive_int("ii", ii)
     max_stages = _positive_int("max_stages", max_stages)
     if isinstance(reserve_scalar, bool) or not isinstance(reserve_scalar, int) \
-            or not 0 <= reserve_scalar <= ii:
-        raise ValueError(f"reserve_scalar must be an int in [0, ii], got {reserve_scalar!r}")
+            or reserve_scalar < 0:
+        raise ValueError(f"reserve_scalar must be a non-negative int, got {reserve_scalar!r}")
     if not time_limit > 0:
         raise ValueError(f"time_limit must be positive, got {time_limit!r}")
     return ii, max_stages
@@ -190,12 +190,17 @@ def _check_arguments(ii, max_stages, reserve_scalar, time_limit):
 def exact_schedule(body_or_graph, ii: int, *, model: SlotModel | None = None,
                    max_stages: int = 8, reserve_scalar: int = 0,
                    time_limit: float = 60.0, rotating=()) -> ExactResult:
-    """Decide whether a modulo schedule at ``ii`` with at most ``max_stages`` stages exists."""
+    """Decide whether a modulo schedule at ``ii`` with at most ``max_stages`` stages exists
+    (``reserve_scalar``: the loop's strided bases, as :func:`modulo_schedule` takes them)."""
     graph = body_or_graph if isinstance(body_or_graph, Graph) else build_graph(
         body_or_graph, model, rotating)
     ii, max_stages = _check_arguments(ii, max_stages, reserve_scalar, time_limit)
     start = time.perf_counter()
-    program = _Program(graph, ii, max_stages, reserve_scalar)
+    slots = increment_slots(graph, ii, reserve_scalar)
+    if reserve_scalar and not slots:
+        return ExactResult(ii, "none", max_stages, None, time.perf_counter() - start,
+                           "no scalar slot left for the pointer increments")
+    program = _Program(graph, ii, max_stages, slots)
     reason = program.dependences()
     if reason is not None:
         return ExactResult(ii, "none", max_stages, None, time.perf_counter() - start, reason)
@@ -207,9 +212,10 @@ def exact_schedule(body_or_graph, ii: int, *, model: SlotModel | None = None,
         return ExactResult(ii, "none", max_stages, None, seconds, result.message)
     if result.x is None:
         return ExactResult(ii, "unknown", max_stages, None, seconds, result.message)
-    schedule = Schedule(graph, ii, program.times(result.x), analyse(graph), {ii: "exact"})
+    schedule = Schedule(graph, ii, program.times(result.x), analyse(graph), {ii: "exact"},
+                        slots)
     try:
-        check_schedule(schedule, reserve_scalar=reserve_scalar)
+        check_schedule(schedule)
     except ValueError as exc:
         if "overflows the SFU FIFO" not in str(exc):
             raise AssertionError(f"the integer program's schedule breaks a constraint it "
@@ -226,7 +232,7 @@ def smallest_exact(body_or_graph, *, model: SlotModel | None = None, max_ii: int
         body_or_graph, model, kw.pop("rotating", ()))
     tried = []
     reserve = kw.get("reserve_scalar", 0)
-    first = max(analyse(graph, reserve_scalar=reserve).mii, reserve)
+    first = analyse(graph, reserve_scalar=reserve).mii
     for ii in range(first, _positive_int("max_ii", max_ii) + 1):
         result = exact_schedule(graph, ii, **kw)
         tried.append(result)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from rslab.schedule.modulo import Schedule, check_schedule
 
 
-def shorten_lifetimes(schedule: Schedule, *, reserve_scalar: int = 0) -> Schedule:
+def shorten_lifetimes(schedule: Schedule) -> Schedule:
     """Delay ops by whole multiples of II towards their consumers (as late as possible).
 
     Iterative modulo scheduling places every op as early as its operands allow,
@@ -49,6 +49,6 @@ def shorten_lifetimes(schedule: Schedule, *, reserve_scalar: int = 0) -> Schedul
                 changed = True
     low = min(times)
     times = [t - (low // ii) * ii for t in times]
-    out = Schedule(g, ii, times, schedule.bounds, schedule.attempts)
-    check_schedule(out, reserve_scalar=reserve_scalar)
+    out = Schedule(g, ii, times, schedule.bounds, schedule.attempts, schedule.reserved_scalar)
+    check_schedule(out)
     return out

@@ -50,7 +50,7 @@ def list_schedule(graph: Graph, *, by_depth: bool = False) -> list:
         for k in sorted(ready, key=lambda k: (-height[k], k)):
             op = graph.ops[k]
             slot = slot_of(op.opcode)
-            span = model.op_busy(op.opcode)
+            span = model.op_busy(op)
             if any(busy.get((slot, t + c), 0) >= model.units[slot] for c in range(span)):
                 continue
             if op.is_pop:

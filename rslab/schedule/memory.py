@@ -16,7 +16,8 @@ d = 0 orders every d > 0).
   (the strong SIV test of a compiler), all of them, however far apart.
 - **Known bases, different strides**: accesses whose bytes over the whole trip are apart
   never meet; others are ordered at every distance (edges at d = 0 and d = ±1).
-- **Another base whose value is unknown**: :class:`UnknownAlias`, naming both ops.
+- **Another base whose value is unknown**: they may meet anywhere, so they are ordered at
+  every distance, as the sequential loop orders them.
 
 Latencies: store → load the store's (cycles until memory holds the data), load → store and
 store → store one cycle. The simulator reads and writes memory when an op issues, and the ops
@@ -42,10 +43,6 @@ class Memory:
     vector_bytes: int
     vmem_bytes: int
     bases: Mapping = field(default_factory=dict)
-
-
-class UnknownAlias(ValueError):
-    """Two accesses through different base registers, one of them of unknown value."""
 
 
 @dataclass(frozen=True)
@@ -105,21 +102,9 @@ def _distances(a: _Access, b: _Access, n: int) -> tuple[float, float]:
     return (1, 0) if apart else (max(-1, 1 - n), min(1, n - 1))
 
 
-def _unknown(ops, a: _Access, b: _Access, bases) -> UnknownAlias:
-    what = {True: "store", False: "load"}
-    x, y = ops[b.index].addr.base, ops[a.index].addr.base
-    unknown = [r for r in (x, y) if r not in bases]
-    value = (f"the value of {unknown[0]} when the loop starts is" if len(unknown) == 1 else
-             f"the values of {' and '.join(unknown)} when the loop starts are")
-    return UnknownAlias(f"body[{b.index}]: this {what[b.store]} through {x} and the "
-                        f"{what[a.store]} of body[{a.index}] through {y} may touch the same "
-                        f"bytes, and {value} unknown to the scheduler: set each with sli in "
-                        "a before: line (or use one base register for both)")
-
-
 def _edge(ops, model: SlotModel, src: _Access, dst: _Access, distance: int) -> tuple:
     if src.store and not dst.store:
-        return (src.index, dst.index, model.op_latency(ops[src.index].opcode), distance,
+        return (src.index, dst.index, model.op_latency(ops[src.index]), distance,
                 "memory flow")
     return src.index, dst.index, 1, distance, "memory output" if src.store else "memory anti"
 
@@ -145,16 +130,16 @@ def check_addresses(ops, memory: Memory) -> None:
 
 def memory_edges(ops, model: SlotModel, memory: Memory) -> list:
     """The memory dependences of ``ops`` (a loop body): (src, dst, latency, distance, kind)
-    of each edge (see the module docstring), or :class:`UnknownAlias`."""
+    of each edge (see the module docstring)."""
     accesses = _accesses(ops, memory)
     edges = []
     for j, b in enumerate(accesses):
         for a in accesses[:j]:
             if not (a.store or b.store):
                 continue
-            if a.base != b.base:
-                raise _unknown(ops, a, b, memory.bases)
-            first, last = _distances(a, b, memory.iterations)
+            n = memory.iterations
+            first, last = _distances(a, b, n) if a.base == b.base \
+                else (max(-1, 1 - n), min(1, n - 1))  # of unknown distance: every one
             if first > last:
                 continue
             if first <= 0 <= last:  # a comes first in the body (and in every later pair)

@@ -10,10 +10,17 @@ found.
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 
 from rslab.schedule.body import Graph, build_graph
-from rslab.schedule.bounds import Bounds, analyse, elementary_circuits
+from rslab.schedule.bounds import (
+    Bounds,
+    analyse,
+    elementary_circuits,
+    increment_slots,
+    res_mii,
+)
 from rslab.schedule.model import SlotModel, slot_of
 
 
@@ -26,6 +33,7 @@ class Schedule:
     times: list
     bounds: Bounds
     attempts: dict  # II tried -> "ok" or the reason it failed
+    reserved_scalar: int = 0  # scalar slots kept free per II (rows II−1, II−2, …): pointers
 
     @property
     def stages(self) -> list:
@@ -78,7 +86,7 @@ def _mrt_of(graph, times, ii):
     table = {slot: [[] for _ in range(ii)] for slot in graph.model.units}
     for k, t in enumerate(times):
         op = graph.ops[k]
-        for c in range(graph.model.op_busy(op.opcode)):
+        for c in range(graph.model.op_busy(op)):
             table[slot_of(op.opcode)][(t + c) % ii].append(op.label)
     return table
 
@@ -158,7 +166,7 @@ class _IMS:
     def _usage(self, k, t):
         op = self.g.ops[k]
         slot = slot_of(op.opcode)
-        rows = [(slot, (t + c) % self.ii) for c in range(self.g.model.op_busy(op.opcode))]
+        rows = [(slot, (t + c) % self.ii) for c in range(self.g.model.op_busy(op))]
         if op.is_pop:
             rows.append(("pop", t % self.ii))
         return rows
@@ -167,20 +175,29 @@ class _IMS:
         return 1 if res == "pop" else self.g.model.units[res]
 
     def _resource_conflicts(self, k, t, mrt):
-        """Ops that must leave for op k to issue at t; None if the row can never hold it."""
+        """Ops that must leave for op k to issue at t; None if the row can never hold it (an
+        op booked longer than II books some rows more than once)."""
         victims = set()
-        for res, row in self._usage(k, t):
+        for (res, row), need in Counter(self._usage(k, t)).items():
             free = self._capacity(res) - self.reserved.get(res, {}).get(row, 0)
-            if free <= 0:
+            if need > free:
                 return None
             used = mrt.get((res, row), [])
-            if len(used) >= free:
-                victims.add(used[0])
+            victims.update(used[:max(0, len(used) + need - free)])
         return victims
 
-    def _fifo_conflicts(self, k, t, times, *, depth_error=False):
-        """Pops whose order conflicts with op k at t; a depth overflow gives a pseudo-victim
-        (or raises ``_Infeasible`` when ``depth_error``)."""
+    def _held(self, p, q, times) -> tuple | None:
+        """(push, pop) cycles of a pair, an unplaced end taken as close as the SFU latency
+        allows (None when neither end is placed)."""
+        tp, tq, lat = times[p], times[q], self.g.model.latency["sfu"]
+        if tp is None and tq is None:
+            return None
+        return (tp if tp is not None else tq - lat, tq if tq is not None else tp + lat)
+
+    def _fifo_conflicts(self, k, t, times):
+        """Pushes and pops whose order conflicts with op k at t, and, when the FIFO would
+        overflow, those of the pairs whose entries are held while k's is (``None`` among them
+        when no other pair's is: the entry alone overflows)."""
         if k not in self.partner:
             return set()
         bad = set()
@@ -188,20 +205,24 @@ class _IMS:
             bad |= {x for p, q in self.g.fifo_pairs if p != k and times[p] is not None
                     and (t - times[p]) % self.ii == 0 for x in (p, q)}
         pk = self.partner[k]
-        if times[pk] is None:
-            return bad
-        mine = (t, times[pk]) if self.g.ops[k].is_push else (times[pk], t)
-        complete = [(p, q) for p, q in self.g.fifo_pairs
-                    if p != k and q != k and times[p] is not None and times[q] is not None]
-        for p, q in complete:
-            if not fifo_order_ok([mine, (times[p], times[q])], self.ii):
-                bad |= {p, q}  # two pushes in one row conflict as much as two pops
-        others = [(times[p], times[q]) for p, q in complete] + [mine]
-        if _fifo_occupancy_pairs(others, self.ii, self.g.model.latency["pop"]) > \
+        pair = (k, pk) if self.g.ops[k].is_push else (pk, k)
+        placed = list(times)
+        placed[k] = t
+        mine = self._held(*pair, placed)
+        held = {(p, q): self._held(p, q, times) for p, q in self.g.fifo_pairs
+                if (p, q) != pair and self._held(p, q, times) is not None}
+        if times[pk] is not None:
+            for (p, q), span in held.items():
+                if times[p] is not None and times[q] is not None \
+                        and not fifo_order_ok([mine, span], self.ii):
+                    bad |= {p, q}  # two pushes in one row conflict as much as two pops
+        lat = self.g.model.latency["pop"]
+        if _fifo_occupancy_pairs([*held.values(), mine], self.ii, lat) > \
                 self.g.model.fifo_depth:
-            if depth_error:
-                raise _Infeasible(f"SFU FIFO depth at {self.g.ops[k].label}")
-            bad.add(None)
+            rows = _held_rows(*mine, lat, self.ii)
+            over = {x for (p, q), span in held.items() if rows & _held_rows(*span, lat, self.ii)
+                    for x in (p, q) if times[x] is not None}
+            bad |= over or {None}
         return bad
 
     def run(self, budget):
@@ -232,7 +253,9 @@ class _IMS:
                     victims = self._resource_conflicts(k, chosen, mrt)
                 if victims is None:
                     raise _Infeasible(f"no row can hold {self.g.ops[k].label}")
-                victims |= self._fifo_conflicts(k, chosen, times, depth_error=True)
+                victims |= self._fifo_conflicts(k, chosen, times)
+                if None in victims:
+                    raise _Infeasible(f"SFU FIFO depth at {self.g.ops[k].label}")
                 for v in victims:
                     self._unplace(v, times, mrt, unscheduled)
             self._place(k, chosen, times, mrt, unscheduled)
@@ -284,6 +307,11 @@ class _IMS:
             mrt[key].remove(k)
         times[k] = None
         unscheduled.add(k)
+
+
+def _held_rows(push: int, pop: int, pop_latency: int, ii: int) -> set:
+    """The MRT rows in which a FIFO entry pushed at ``push`` and popped at ``pop`` is held."""
+    return {(push + c) % ii for c in range(min(pop + pop_latency - push, ii))}
 
 
 def _fifo_occupancy_pairs(pairs, ii, pop_latency):
@@ -342,8 +370,10 @@ def modulo_schedule(body_or_graph, model: SlotModel | None = None, *, max_ii: in
     """The smallest-II modulo schedule found by iterative modulo scheduling.
 
     ``max_stages`` bounds the stage count (the iterations a register group can
-    hold in flight); ``reserve_scalar`` keeps that many scalar slots free in
-    the last rows for the loop's pointer increments; ``min_ii`` starts the search
+    hold in flight); ``reserve_scalar`` (the loop's strided bases) keeps scalar slots free in
+    the last rows for the loop's pointer increments (``increment_slots``: fewer when
+    the body's scalar ops leave fewer free, the kernel then unrolls further); ``min_ii``
+    starts the search
     above MII (a caller whose registers did not fit at a smaller II).
     """
     graph = body_or_graph if isinstance(body_or_graph, Graph) else build_graph(
@@ -355,11 +385,15 @@ def modulo_schedule(body_or_graph, model: SlotModel | None = None, *, max_ii: in
     if isinstance(min_ii, bool) or not isinstance(min_ii, int) or min_ii < 1:
         raise ValueError(f"min_ii must be a positive int, got {min_ii!r}")
     bounds = analyse(graph)
-    start = max(bounds.mii, reserve_scalar, min_ii)
+    start = max(bounds.mii, res_mii(graph, reserve_scalar)[0], min_ii)
     max_ii = max_ii or start + sum(graph.latency(i) for i in range(graph.n)) + 1
     attempts = {}
     for ii in range(start, max_ii + 1):
-        reserved = {"scalar": {ii - 1 - j: 1 for j in range(reserve_scalar)}}
+        slots = increment_slots(graph, ii, reserve_scalar)
+        if reserve_scalar and not slots:
+            attempts[ii] = "no scalar slot left for the pointer increments"
+            continue
+        reserved = {"scalar": {ii - 1 - j: 1 for j in range(slots)}}
         try:
             times = _normalise(_schedule_at(graph, ii, reserved, budget_ratio * graph.n), ii)
         except _Infeasible as exc:
@@ -369,14 +403,52 @@ def modulo_schedule(body_or_graph, model: SlotModel | None = None, *, max_ii: in
             attempts[ii] = f"{max(times) // ii + 1} stages > max_stages {max_stages}"
             continue
         attempts[ii] = "ok"
-        schedule = Schedule(graph, ii, times, bounds, attempts)
-        check_schedule(schedule, reserve_scalar=reserve_scalar)
+        schedule = Schedule(graph, ii, times, bounds, attempts, slots)
+        check_schedule(schedule)
         return schedule
-    raise ValueError(f"no modulo schedule up to II = {max_ii}: {attempts}")
+    last = max(attempts, default=max_ii)
+    raise ValueError(f"no modulo schedule from II {start} to {max_ii}"
+                     + (f" (at II {last}: {attempts[last]})" if attempts else ""))
 
 
-def check_schedule(schedule: Schedule, *, reserve_scalar: int = 0) -> None:
-    """Raise ValueError unless every dependence, slot, FIFO order and depth constraint holds."""
+def op_after_op(graph: Graph, *, reserve_scalar: int = 0) -> Schedule:
+    """The body's own order as a schedule: one op a bundle, in program order, each as soon as
+    its operands and slot allow, and the next iteration after the last op (with room for the
+    pointer increments of ``reserve_scalar`` strided bases): no overlap, so the fewest values
+    live at once (every carried value renamed: a read of its previous value may come after
+    the new one). Its II is what a loop costs that is not pipelined at all."""
+    graph = graph.renamed()
+    model = graph.model
+    preds = {k: [] for k in range(graph.n)}
+    for e in graph.edges:
+        if e.distance == 0:
+            preds[e.dst].append(e)
+    times, busy, t = [], {}, 0
+    for k, op in enumerate(graph.ops):
+        t = max([t] + [times[e.src] + e.latency for e in preds[k]])
+        slot, span = slot_of(op.opcode), model.op_busy(op)
+        while any(busy.get((slot, t + c), 0) >= model.units[slot] for c in range(span)):
+            t += 1
+        for c in range(span):
+            busy[slot, t + c] = busy.get((slot, t + c), 0) + 1
+        times.append(t)
+        t += 1
+    ii = max([t + 1 for _, t in busy]
+             + [-(-(times[e.src] + e.latency - times[e.dst]) // e.distance)
+                for e in graph.edges if e.distance > 0])
+    scalar_end = max([t + 1 for slot, t in busy if slot == "scalar"], default=0)
+    while reserve_scalar and not 0 < increment_slots(graph, ii, reserve_scalar) \
+            <= ii - scalar_end:
+        ii += 1
+    schedule = Schedule(graph, ii, times, analyse(graph), {ii: "op after op"},
+                        increment_slots(graph, ii, reserve_scalar))
+    check_schedule(schedule)
+    return schedule
+
+
+def check_schedule(schedule: Schedule) -> None:
+    """Raise ValueError unless every dependence, slot (less the reserved scalar slots), FIFO
+    order and depth constraint holds."""
     g, ii, times = schedule.graph, schedule.ii, schedule.times
     for e in g.edges:
         if times[e.dst] < times[e.src] + e.latency - e.distance * ii:
@@ -384,7 +456,7 @@ def check_schedule(schedule: Schedule, *, reserve_scalar: int = 0) -> None:
                              f"{g.ops[e.dst].label}")
     for slot, rows in schedule.mrt().items():
         for r, row in enumerate(rows):
-            extra = 1 if slot == "scalar" and r >= ii - reserve_scalar else 0
+            extra = 1 if slot == "scalar" and r >= ii - schedule.reserved_scalar else 0
             if len(row) + extra > g.model.units[slot]:
                 raise ValueError(f"schedule overbooks {slot} in row {r}: {row}")
     pops = [times[q] % ii for _, q in g.fifo_pairs]

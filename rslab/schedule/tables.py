@@ -13,7 +13,7 @@ def _cells(schedule: Schedule) -> dict:
     cells = {}
     for k, t in enumerate(schedule.times):
         op = g.ops[k]
-        for c in range(g.model.op_busy(op.opcode)):
+        for c in range(g.model.op_busy(op)):
             text = f"{op.label} ({t // ii})" if c == 0 else f"{op.label} hold"
             cells.setdefault((slot_of(op.opcode), (t + c) % ii), []).append(text)
     return cells

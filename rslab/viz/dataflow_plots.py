@@ -15,7 +15,7 @@ def _color(variant):
 
 def plot_cycles(rows, note_choice: str = "b"):
     """Measured cycles per packed vector per dataflow (bars) with the ResMII-style bound (ticks)."""
-    fig, ax = plt.subplots(figsize=(7, 3.2))
+    fig, ax = plt.subplots(figsize=(7, 3.4))
     names = [r.variant for r in rows]
     y = np.arange(len(rows))
     ax.barh(y, [r.measured for r in rows], color=[_color(n) for n in names], alpha=0.8,
@@ -27,7 +27,7 @@ def plot_cycles(rows, note_choice: str = "b"):
     ax.invert_yaxis()
     ax.set_xlabel("cycles per packed BF16 vector (256 elements)")
     ax.set_xlim(0, max(r.measured for r in rows) * 1.25)
-    ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=2, fontsize=8, frameon=False)
+    ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=2, fontsize=10, frameon=False)
     fig.tight_layout()
     return fig
 
@@ -36,15 +36,15 @@ def plot_bank_hits(config: MachineConfig | None = None):
     """Words each VMEM bank receives from one contiguous and one stride-2 vector store."""
     config = config or MachineConfig()
     lanes, banks = config.lanes, config.vmem_banks
-    fig, axes = plt.subplots(2, 1, figsize=(7, 3), sharex=True)
+    fig, axes = plt.subplots(2, 1, figsize=(7, 3.4), sharex=True)
     for ax, (stride, title) in zip(axes, [(1, "contiguous store (changed layout)"),
                                           (2, "stride-2 store (generic helper)")], strict=True):
         hits = np.bincount((np.arange(lanes) * stride) % banks, minlength=banks)
         ax.bar(np.arange(banks), hits, width=1.0, color="tab:green" if stride == 1 else "tab:red")
         ax.set_ylabel("words")
         ax.set_ylim(0, 2.5)
-        ax.set_title(f"{title}: busiest bank gets {hits.max()} word(s) → port held "
-                     f"{hits.max()} cycle(s)", fontsize=9)
+        ax.set_title(f"{title}: busiest bank gets {hits.max()} word(s), port held "
+                     f"{hits.max()} cycle(s)", fontsize=10)
     axes[-1].set_xlabel("VMEM bank")
     fig.tight_layout()
     return fig
@@ -55,8 +55,8 @@ def draw_sweep(data: dict, value, *, xlabel: str):
     ``value`` marked. ``data`` is ``{value: {variant: cycles}}`` (see ``dataflow_table.sweep``)."""
     values = list(data)
     variants = list(data[values[0]])
-    fig, (left, right) = plt.subplots(1, 2, figsize=(9, 3.2),
-                                      gridspec_kw={"width_ratios": [1, 1.4]})
+    fig, (left, right) = plt.subplots(1, 2, figsize=(7, 3.4),
+                                      gridspec_kw={"width_ratios": [1, 1.5]})
     here = data[value]
     best = min(here.values())
     left.bar(variants, [here[v] for v in variants],
@@ -64,25 +64,27 @@ def draw_sweep(data: dict, value, *, xlabel: str):
              edgecolor=["black" if np.isclose(here[v], best) else "none" for v in variants],
              linewidth=2)
     for i, v in enumerate(variants):
-        left.text(i, here[v], f"{here[v]:g}", ha="center", va="bottom", fontsize=8)
+        left.text(i, here[v], f"{here[v]:g}", ha="center", va="bottom", fontsize=10)
     left.set_ylabel("cycles per packed vector")
-    left.set_title(f"{xlabel} = {value}: fastest outlined", fontsize=9)
+    left.set_title(f"at {value}: fastest outlined", fontsize=10)
     top = max(max(d.values()) for d in data.values()) * 1.15
     left.set_ylim(0, top)
+    marker = "o-" if len(values) <= 12 else "-"
     for v in variants:
-        right.plot(values, [data[x][v] for x in values], "o-", color=_color(v), label=v)
+        right.plot(values, [data[x][v] for x in values], marker, color=_color(v), label=v)
     right.axvline(value, color="gray", ls="--")
     right.set_xlabel(xlabel)
     right.set_ylim(0, top)
-    right.set_xticks(values)
-    right.legend(fontsize=8, ncol=2)
+    if len(values) <= 12:
+        right.set_xticks(values)
+    right.legend(fontsize=10, ncol=2, loc="lower right")
     fig.tight_layout()
     return fig
 
 
 def plot_online_unroll(per_unroll: dict, reference: dict):
     """(c)'s cycles per packed vector against its block size, with the other dataflows as lines."""
-    fig, ax = plt.subplots(figsize=(6, 3))
+    fig, ax = plt.subplots(figsize=(7, 3.2))
     xs = list(per_unroll)
     ax.plot(xs, [per_unroll[x] for x in xs], "o-", color=_color("c"), label="c (online)")
     for v, c in reference.items():
@@ -92,6 +94,6 @@ def plot_online_unroll(per_unroll: dict, reference: dict):
     ax.set_xlabel("packed vectors per online block (one rescale per block)")
     ax.set_ylabel("cycles per packed vector")
     ax.set_ylim(0, None)
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=10, loc="lower left")
     fig.tight_layout()
     return fig

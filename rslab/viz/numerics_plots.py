@@ -1,13 +1,21 @@
-"""Figures of the "Div8 diagnosis" chapter: the fast log's error, tails, plateau mass, sliders."""
+"""Figures of the "Div8 diagnosis" chapter: the fast log's error, tails, plateau mass, sliders.
+
+Every figure is at most ``WIDTH`` inches wide with no text below ``SMALL`` points, so that it
+stays legible at the width of a page."""
 
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
 import numpy as np
 
-from rslab.numerics.calibration import NOTE_SAMPLES
+from rslab import note
 from rslab.numerics.fastlog import FastLog2
 from rslab.viz.tables import markdown_table  # noqa: F401  (the pages call npl.markdown_table)
+
+WIDTH = 7.0
+"""The widest figure of the chapter, in inches (a page shows about 7)."""
+SMALL = 10
+"""The smallest font size, in points (legends)."""
 
 
 def log_error_curves(log2: FastLog2, n: int = 60_001):
@@ -18,7 +26,7 @@ def log_error_curves(log2: FastLog2, n: int = 60_001):
 
 def plot_log_error(configs: dict, near: float = 0.03):
     """Error over [0.5, 2] and, near 1, the output against ``log2 x`` (one curve per config)."""
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 3.6))
+    fig, (ax1, ax2) = plt.subplots(2, 1, figsize=(WIDTH, 5.6))
     for label, cfg in configs.items():
         x, err = log_error_curves(cfg)
         ax1.plot(x, err, lw=0.6, label=label)
@@ -30,21 +38,21 @@ def plot_log_error(configs: dict, near: float = 0.03):
     ax2.set(xlabel="x", ylabel="fl(x)", title="near 1: the zero plateau")
     for ax in (ax1, ax2):
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=8, loc="upper left")
+        ax.legend(fontsize=SMALL, loc="upper left")
     fig.tight_layout()
     return fig
 
 
 def plot_token_index(samples: dict, top: int = 2000):
     """Histogram of sampled token indices (first ``top`` indices) for each sampler."""
-    fig, ax = plt.subplots(figsize=(8, 3.2))
+    fig, ax = plt.subplots(figsize=(WIDTH, 3.2))
     bins = np.linspace(0, top, 41)
     for label, idx in samples.items():
         ax.hist(np.minimum(idx, top), bins=bins, histtype="step", lw=1.5, label=label,
                 density=False)
     ax.set(xlabel=f"sampled token index (values ≥ {top} in the last bar)", ylabel="rows",
            title="which token the argmax picks")
-    ax.legend(loc="upper right")
+    ax.legend(fontsize=SMALL, loc="upper right")
     ax.grid(alpha=0.3)
     fig.tight_layout()
     return fig
@@ -52,26 +60,26 @@ def plot_token_index(samples: dict, top: int = 2000):
 
 def plot_tails(ys, tails: dict, ideal):
     """Exact tail exceedance ``P(g > y)`` for several pipelines against the ideal law."""
-    fig, ax = plt.subplots(figsize=(8, 3.4))
+    fig, ax = plt.subplots(figsize=(WIDTH, 3.4))
     ax.semilogy(ys, ideal, "k:", lw=1.5, label="ideal 1 − F(y)")
     for label, t in tails.items():
         ax.semilogy(ys, np.where(t > 0, t, np.nan), lw=1.2, label=label)
     ax.set(xlabel="y", ylabel="P(g > y)", title="upper tail (exact, all 2^24 uniforms)")
-    ax.legend(fontsize=8, loc="lower left")
+    ax.legend(fontsize=SMALL, loc="lower left")
     ax.grid(alpha=0.3, which="both")
     fig.tight_layout()
     return fig
 
 
-def plot_plateau_mass(ks, ideal, lattice, n: int = NOTE_SAMPLES):
+def plot_plateau_mass(ks, ideal, lattice, n: int = note.SAMPLES):
     """Expected plateau hits of the second log, ``n·P(fl(t/k) = 0)``, against the divisor ``k``."""
-    fig, ax = plt.subplots(figsize=(8, 3.4))
+    fig, ax = plt.subplots(figsize=(WIDTH, 3.4))
     ax.semilogy(ks, np.asarray(ideal) * n, "-", label="ideal law of t")
     ax.semilogy(ks, np.where(np.asarray(lattice) > 0, np.asarray(lattice) * n, np.nan), "o",
                 label="2^24 lattice (exact)")
     ax.set(xlabel="divisor k", ylabel=f"plateau hits per {n:,} draws",
-           title="the second log's plateau: moved, made light, never empty (ideal t)")
-    ax.legend(loc="upper right")
+           title="the second log's plateau: moved, made light, never empty")
+    ax.legend(fontsize=SMALL, loc="upper right")
     ax.grid(alpha=0.3, which="both")
     fig.tight_layout()
     return fig
@@ -80,13 +88,13 @@ def plot_plateau_mass(ks, ideal, lattice, n: int = NOTE_SAMPLES):
 def plot_divisor_profile(d: dict, xlim=(1e-3, 40.0), ylim=(1e-6, 20.0)):
     """The ``divisor_error_profile`` of one divisor, counts in the title, on fixed axes (the
     same for every frame of a slider)."""
-    fig, ax = plt.subplots(figsize=(8, 3.2))
+    fig, ax = plt.subplots(figsize=(WIDTH, 3.4))
     ax.loglog(d["t"], np.where(d["worst"] > 0, d["worst"], np.nan), lw=1)
     ax.axvspan(*d["plateau"], color="r", alpha=0.2, label="plateau of fl(t/k)")
-    ax.set(xlabel="t (second-layer input)", ylabel="max |g − g_precise| per t bin",
+    ax.set(xlabel="t (second-layer input)", ylabel="largest |g − g_precise|",
            xlim=xlim, ylim=ylim, title=f"k = {d['k']:g}: g = 0 {d['zeros']:,.1f}, plateau hits "
-           f"{d['hits']:,.1f} per 2^20 draws")
-    ax.legend(fontsize=8, loc="upper right")
+           f"{d['hits']:,.1f} per 2^20")
+    ax.legend(fontsize=SMALL, loc="upper right")
     ax.grid(alpha=0.3, which="both")
     fig.tight_layout()
     return fig
@@ -95,17 +103,17 @@ def plot_divisor_profile(d: dict, xlim=(1e-3, 40.0), ylim=(1e-6, 20.0)):
 def plot_plateau_frame(cfg: FastLog2, taus, zeros, here: float):
     """A plateau-width frame: the log ``cfg`` near 1 against log2, and the exact zero count of
     the scaled pipeline at each threshold of ``taus`` with ``cfg``'s own marked."""
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9, 3.2))
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(WIDTH, 3.4))
     xs = np.linspace(0.94, 1.06, 3001).astype(np.float32)
     ax1.plot(xs, cfg(xs), lw=1, label="fl(x)")
     ax1.plot(xs, np.log2(xs.astype(np.float64)), "k:", lw=1, label="log2 x")
     ax1.set(xlabel="x", ylim=(-0.09, 0.09), title=f"threshold τ = {cfg.zero_threshold:.4f}")
-    ax1.legend(fontsize=8, loc="upper left")
+    ax1.legend(fontsize=SMALL, loc="upper left")
     ax1.grid(alpha=0.3)
     ax2.plot(taus, zeros, "o-", color="0.6")
     ax2.plot([cfg.zero_threshold], [here], "ro")
     ax2.set(xlabel="τ", ylabel="zeros per 2^20 (scaled)",
-            title=f"exact zeros: {here:,.0f} per 2^20 draws")
+            title=f"exact zeros: {here:,.0f}")
     ax2.grid(alpha=0.3)
     fig.tight_layout()
     return fig

@@ -23,13 +23,12 @@ def draw_acceptance(mix: float) -> Figure:
     """Bars of p and q with their overlap min(p, q), whose sum is the acceptance rate."""
     p, q = toy_distributions(mix)
     k = np.arange(p.size)
-    fig, ax = plt.subplots(figsize=(6, 2.6), layout="constrained")
+    fig, ax = plt.subplots(figsize=(6.5, 3.2), layout="constrained")
     ax.bar(k - 0.2, p, width=0.4, label="target p", color="tab:blue")
     ax.bar(k + 0.2, q, width=0.4, label="draft q", color="tab:orange")
     ax.step(k, np.minimum(p, q), where="mid", color="black", lw=1.5, label="min(p, q)")
     ax.set(xlabel="token", ylabel="probability", ylim=(0, 0.3),
-           title=f"draft mix {mix:.2f}: a draft token is accepted with probability "
+           title=f"draft mix {mix:.2f}: a draft is accepted with probability "
                  f"Σ min(p, q) = {np.minimum(p, q).sum():.2f}")
-    ax.title.set_fontsize(9)
-    ax.legend(fontsize=8, loc="upper right")
+    ax.legend(fontsize=10, loc="upper right")
     return fig

@@ -15,6 +15,10 @@ from rslab.reference import (
 )
 
 P_COLOR, Q_COLOR, EMP_COLOR, RES_COLOR = "tab:blue", "tab:orange", "tab:green", "tab:red"
+MISMATCH_REQUESTS = 20_000
+"""Requests the mismatch slider's sampler runs per frame."""
+LEGEND = 10
+"""Legend font size (points): the figures are at most 7 in wide, shown at their size."""
 
 
 def toy_rows(V=8, S=3, *, mismatch=1.0, seed=0):
@@ -43,10 +47,14 @@ def emitted_counts(result, V):
 
 
 def plot_emitted_vs_p(counts, p, *, title=None) -> Figure:
-    """One panel per position: emitted-token frequencies (±2σ) against the target p."""
+    """One panel per position (two per row): emitted-token frequencies (±2σ) against p."""
     n = len(counts)
-    fig, axes = plt.subplots(1, n, figsize=(3.1 * n, 2.9), sharey=True, squeeze=False)
-    for s, ax in enumerate(axes[0]):
+    rows = -(-n // 2)
+    fig, axes = plt.subplots(rows, 2, figsize=(7, 2.6 * rows + 0.4), sharey=True,
+                             squeeze=False)
+    for ax in axes.flat[n:]:
+        ax.set_visible(False)
+    for s, ax in enumerate(axes.flat[:n]):
         c, reached = counts[s]
         V = c.size
         x = np.arange(V)
@@ -56,8 +64,9 @@ def plot_emitted_vs_p(counts, p, *, title=None) -> Figure:
         ax.errorbar(x, f, yerr=err, fmt="o", ms=3.5, color=EMP_COLOR, label="emitted (±2σ)")
         kind = "bonus" if s == n - 1 else f"position {s}"
         ax.set(title=f"{kind}: {reached:,} reached", xlabel="token", xticks=x)
-    axes[0, 0].set_ylabel("probability")
-    axes[0, 0].legend(fontsize=8, loc="upper right")
+    for ax in axes[:, 0]:
+        ax.set_ylabel("probability")
+    axes[0, 0].legend(fontsize=LEGEND, loc="upper right")
     if title:
         fig.suptitle(title)
     fig.tight_layout()
@@ -73,12 +82,12 @@ def plot_chain_law(counts, law, *, title="accepted drafts per request") -> Figur
     ax.errorbar(k, counts / n, yerr=2 * np.sqrt(law * (1 - law) / n), fmt="o", ms=4,
                 color=EMP_COLOR, label="measured (±2σ)")
     ax.set(xlabel="accepted drafts k", ylabel="P(num_accepted = k)", xticks=k, title=title)
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=LEGEND)
     fig.tight_layout()
     return fig
 
 
-def mismatch_frame(mismatch, *, V=10, R=20_000, seed=0):
+def mismatch_frame(mismatch, *, V=10, R=MISMATCH_REQUESTS, seed=0):
     """p, q, the residual and measured vs theoretical acceptance for one mismatch value."""
     l, q = toy_rows(V, 1, mismatch=mismatch, seed=seed)
     p = target_probs(l[:1])[0]
@@ -91,22 +100,22 @@ def mismatch_frame(mismatch, *, V=10, R=20_000, seed=0):
             "residual_mass": float(raw.sum(dtype=np.float64)), "fallback": not (raw > 0).any()}
 
 
-def draw_mismatch(mismatch, *, V=10, R=20_000, seed=0) -> Figure:
+def draw_mismatch(mismatch, *, V=10, R=MISMATCH_REQUESTS, seed=0) -> Figure:
     """Slider frame: p against q (overlap = acceptance) and the normalised residual."""
     d = mismatch_frame(mismatch, V=V, R=R, seed=seed)
     x = np.arange(V)
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9, 3.1), sharey=True)
+    fig, (ax1, ax2) = plt.subplots(2, 1, figsize=(7, 5.4), sharex=True)
     ax1.bar(x - 0.2, d["p"], 0.4, color=P_COLOR, label="target p")
     ax1.bar(x + 0.2, d["q"], 0.4, color=Q_COLOR, label="draft q")
     ax1.step(x, np.minimum(d["p"], d["q"]), where="mid", color="k", lw=1.2, label="min(p, q)")
-    ax1.set(xlabel="token", ylabel="probability", xticks=x,
+    ax1.set(ylabel="probability", xticks=x,
             title=f"acceptance: Σ min(p, q) = {d['alpha']:.3f}, measured {d['measured']:.3f}")
-    ax1.legend(fontsize=8)
+    ax1.legend(fontsize=LEGEND)
     ax2.bar(x, d["residual"], color=RES_COLOR, alpha=0.7)
     title = ("residual is all zero: sample from p" if d["fallback"] else
              f"residual max(0, p − q) (mass {d['residual_mass']:.3f}), normalised")
-    ax2.set(xlabel="token", xticks=x, title=title)
-    fig.suptitle(f"draft/target mismatch {mismatch:g}  (R = {d['R']:,} requests)", fontsize=10)
+    ax2.set(xlabel="token", ylabel="probability", xticks=x, title=title)
+    fig.suptitle(f"draft/target mismatch σ = {mismatch:g}  (R = {d['R']:,} requests)")
     fig.tight_layout()
     return fig
 
@@ -133,31 +142,36 @@ def bin_masses(tokens, p, bins, nbins):
     return emitted, np.bincount(bins, weights=p.astype(np.float64), minlength=nbins)
 
 
+SAMPLER_COLORS = ("tab:blue", "tab:orange", "tab:red", "tab:purple")
+
+
 def plot_bin_masses(freqs: dict, p_bins, labels, *, title=None) -> Figure:
     """Emitted-token mass per rank bin for several samplers, against p's mass per bin."""
-    fig, ax = plt.subplots(figsize=(7.5, 3.2))
+    fig, ax = plt.subplots(figsize=(7, 3.6))
     x = np.arange(len(labels))
     width = 0.8 / (len(freqs) + 1)
-    ax.bar(x - 0.4 + width / 2, p_bins, width, color=P_COLOR, label="target p")
+    ax.bar(x - 0.4 + width / 2, p_bins, width, color="#b0b0b0", label="target p")
     for j, (name, f) in enumerate(freqs.items(), start=1):
-        ax.bar(x - 0.4 + width * (j + 0.5), f, width, label=name)
-    ax.set(xticks=x, xticklabels=labels, xlabel="p(token) of the emitted token",
-           ylabel="probability mass", title=title)
-    ax.legend(fontsize=8)
+        ax.bar(x - 0.4 + width * (j + 0.5), f, width, label=name, color=SAMPLER_COLORS[j - 1])
+    ax.set_xticks(x, labels, rotation=20)
+    ax.set(xlabel="p of the emitted token", ylabel="probability mass", title=title)
+    ax.legend(fontsize=LEGEND)
     fig.tight_layout()
     return fig
 
 
-def noise_tail(names, ys, *, stride=1):
+def noise_tail(names, ys, *, stride=1) -> tuple[dict, dict]:
     """Exact P(g > y) of each noise pipeline over the 2^24 lattice uniforms (every
-    ``stride``-th one), and the ideal base-2 Gumbel law ``1 − 2^(−2^(−y))``."""
+    ``stride``-th one), and the ideal base-2 Gumbel law ``1 − 2^(−2^(−y))``; and each
+    pipeline's (smallest, largest) value over the uniforms counted."""
     u = all_uniforms()[::stride]
     y = np.asarray(ys, np.float64)
-    out = {"ideal": -np.expm1(-np.log(2) * 2.0**-y)}
+    tails, ranges = {"ideal": -np.expm1(-np.log(2) * 2.0**-y)}, {}
     for name in names:
         g = np.sort(get_noise(name)(u))
-        out[name] = (u.size - np.searchsorted(g, y.astype(np.float32), side="right")) / u.size
-    return out
+        tails[name] = (u.size - np.searchsorted(g, y.astype(np.float32), side="right")) / u.size
+        ranges[name] = (float(g[0]), float(g[-1]))
+    return tails, ranges
 
 
 def plot_noise_tail(ys, tails: dict, *, title="upper tail of the noise g") -> Figure:
@@ -167,6 +181,6 @@ def plot_noise_tail(ys, tails: dict, *, title="upper tail of the noise g") -> Fi
         style = {"color": "k", "ls": ":", "lw": 1} if name == "ideal" else {"marker": "."}
         ax.semilogy(ys, np.where(t > 0, t, np.nan), label=name, **style)
     ax.set(xlabel="y", ylabel="P(g > y)", title=title)
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=LEGEND)
     fig.tight_layout()
     return fig

@@ -1,4 +1,9 @@
-"""Figures of the "Div14 search" chapter: χ² growth, per-segment errors, landscape, tails."""
+"""Figures of the "Div14 search" chapter: χ² growth, the bin edges' shifts, the exact
+landscape, the tail and the knob frames; the selection tables.
+
+Every figure is at most ``WIDTH`` inches wide with no text below 10 pt, so that it stays
+legible at the width of a page.
+"""
 
 from __future__ import annotations
 
@@ -9,9 +14,13 @@ import numpy as np
 from scipy import stats as sps
 
 from rslab.numerics import search, tails
-from rslab.numerics.fastlog import DEFAULT_FASTLOG2, FastLog2
+from rslab.numerics.fastlog import FastLog2
 
 N_DF = 63
+WIDTH = 7.0
+"""The widest figure of the chapter, in inches (a page shows about 7)."""
+SMALL = 10
+"""The smallest font size, in points (legends, annotations)."""
 
 
 def chi2_band(lam: float, ns, alpha: float = 1e-3):
@@ -35,60 +44,52 @@ def samples_for_power(lam: float, power: float = 0.5, alpha: float = 1e-3) -> fl
 def plot_chi2_growth(laws: dict, sampled: dict, note=None, alpha: float = 1e-3):
     """Predicted χ² (mean and 5–95 % band) against N per pipeline, sampled points on top."""
     ns = np.logspace(4, 11, 200)
-    fig, ax = plt.subplots(figsize=(7.5, 4.2))
+    fig, ax = plt.subplots(figsize=(WIDTH, 4.2))
     for i, (name, lam) in enumerate(laws.items()):
         mean, lo, hi, crit, _ = chi2_band(lam, ns, alpha)
         color = f"C{i}"
-        ax.plot(ns, mean, color=color, label=f"{name}: predicted mean (exact λ)")
+        ax.plot(ns, mean, color=color, label=f"{name}: predicted (exact λ)")
         ax.fill_between(ns, lo, hi, color=color, alpha=0.2)
         if name in sampled:
             n, chi = sampled[name]
-            ax.plot(n, chi, "o", color=color, ms=5, label=f"{name}: sampled (this build)")
+            ax.plot(n, chi, "o", color=color, ms=5, label=f"{name}: sampled here")
     ax.axhline(crit, color="k", ls="--", lw=1, label=f"critical value, α = {alpha:g}")
     if note is not None:
-        ax.plot(*note, "k*", ms=11, label="the note's Div8 χ² at 10^9")
+        ax.plot(*note, "k*", ms=11, label="the note's Div8 at 10⁹")
     ax.set(xscale="log", yscale="log", xlabel="samples N", ylabel="64-bin χ²",
            title="When does a χ² test see the bias?")
     ax.grid(alpha=0.3, which="both")
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=SMALL, loc="upper left")
     fig.tight_layout()
     return fig
 
 
-def segment_profile(k: float, log2: FastLog2 = DEFAULT_FASTLOG2, stride: int = 16):
-    """Per segment of the second log's input t/k: lattice mass and mean signed error of fl.
-
-    Uses every ``stride``-th lattice point (the profile, not a test statistic).
-    """
-    t = search._first_layer(log2)[::stride]
-    x = t / np.float32(k)
-    x = x[np.isfinite(x) & (x > 0)]
-    err = log2(x).astype(np.float64) - np.log2(x.astype(np.float64))
-    seg = (x.view(np.uint32) >> np.uint32(23 - log2.index_bits)) & np.uint32(log2.segments - 1)
-    far = np.abs(np.log2(x.astype(np.float64))) > 2 * log2.zero_threshold  # outside the plateau
-    mass = np.bincount(seg, minlength=log2.segments) / x.size
-    total = np.bincount(seg[far], weights=err[far], minlength=log2.segments)
-    n = np.bincount(seg[far], minlength=log2.segments)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return mass, total / n
-
-
-def plot_segment_errors(divisors, log2: FastLog2 = DEFAULT_FASTLOG2):
-    """Where t/k lands among the fit segments, and the fast log's mean error there."""
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 3.8))
-    for i, k in enumerate(divisors):
-        mass, err = segment_profile(k, log2)
-        seg = np.arange(mass.size)
-        style = dict(color=f"C{i}", lw=1.2, ls="-" if i % 2 == 0 else "--")
-        ax1.step(seg, mass, where="mid", label=search.divisor_name(k), **style)
-        ax2.step(seg, err * 1e6, where="mid", label=search.divisor_name(k), **style)
-    ax1.set(xlabel="segment of t/k (top mantissa bits)", ylabel="share of lattice points",
-            title="where the second log's input lands")
-    ax2.set(xlabel="segment of t/k", ylabel="mean error of fl (×1e-6)",
-            title="the fast log's mean error there")
+def plot_edge_shifts(mechanisms: dict):
+    """What a divisor changes (``div14.edge_mechanism`` per divisor). Top: the second log's
+    shift of P(g < e) at each of the 63 bin edges, exact (dots) and predicted from the fast
+    log's error at the edge's t/k (line). Bottom: λ summed over the bins up to j, for the
+    first layer alone (an exact second log) and for each divisor."""
+    fig, (ax1, ax2) = plt.subplots(2, 1, figsize=(WIDTH, 6.4))
+    first = next(iter(mechanisms.values()))
+    bins = np.arange(first["deviation"].size)
+    ax2.step(bins, np.cumsum(first["first_contribution"]) * 1e7, where="mid", color="0.5",
+             lw=2, label="first log alone")
+    for i, (name, m) in enumerate(mechanisms.items()):
+        color = f"C{i}"
+        ax1.plot(m["edges"], m["shift"] * 1e6, "o", ms=4, color=color, label=f"{name}: exact")
+        ax1.plot(m["edges"], m["predicted"] * 1e6, "-", lw=1, color=color,
+                 label=f"{name}: from ε(t_e/k)")
+        ax2.step(bins, np.cumsum(m["contribution"]) * 1e7, where="mid", color=color,
+                 label=name)
+    low = min(float(m["shift"].min()) for m in mechanisms.values()) * 1e6
+    ax1.set(xlabel="bin edge e (a value of g)", ylabel="shift of P(g < e) (×10⁻⁶)",
+            title="the second log's shift at each bin edge", ylim=(1.6 * low, 0.1 * abs(low)))
+    ax2.set(xlabel="bin j", ylabel="λ over bins 0…j (×10⁻⁷)",
+            title="λ accumulated over the 64 bins")
     for ax in (ax1, ax2):
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=8)
+        ax.legend(fontsize=SMALL, ncol=2 if ax is ax1 else 1,
+                  loc="lower center" if ax is ax1 else "upper left")
     fig.tight_layout()
     return fig
 
@@ -100,16 +101,17 @@ def plot_landscape(rows, samples: float, note_best: float = 14.0):
     ks = np.array([r["exact_ks"] for r in rows])
     front = np.array([r["pareto"] for r in rows])
     integer = k == np.round(k)
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 3.9))
-    for ax, y, label in ((ax1, chi, f"exact E[χ²] at N = {samples:.0e}"),
-                         (ax2, ks, "exact KS distance")):
+    fig, (ax1, ax2) = plt.subplots(2, 1, figsize=(WIDTH, 6.0), sharex=True)
+    for ax, y, label in ((ax1, chi, f"E[χ²] at N = {samples:.0e}"),
+                         (ax2, ks, "KS distance (exact)")):
         ax.plot(k, y, "-", color="0.6", lw=0.8)
         ax.plot(k[integer], y[integer], "o", color="C0", ms=4, label="integer divisors")
         ax.plot(k[front], y[front], "s", mfc="none", color="C3", ms=8, label="Pareto front")
         ax.axvline(note_best, color="k", ls=":", lw=1, label="the note's choice (14)")
-        ax.set(xlabel="divisor k", ylabel=label, yscale="log")
+        ax.set(ylabel=label, yscale="log")
         ax.grid(alpha=0.3, which="both")
-        ax.legend(fontsize=8)
+        ax.legend(fontsize=SMALL)
+    ax2.set(xlabel="divisor k")
     fig.tight_layout()
     return fig
 
@@ -119,47 +121,47 @@ def plot_pareto(rows, samples: float):
     lam = np.array([r["lam"] for r in rows])
     ks = np.array([r["exact_ks"] for r in rows])
     front = np.array([r["pareto"] for r in rows])
-    fig, ax = plt.subplots(figsize=(6.5, 4.2))
-    ax.plot(63 + samples * lam, ks, "o", color="0.6", ms=3)
+    fig, ax = plt.subplots(figsize=(WIDTH, 4.2))
+    chi = 63 + samples * lam
+    ax.plot(chi, ks, "o", color="0.6", ms=3, label="other divisors")
     idx = np.flatnonzero(front)
     idx = idx[np.argsort(lam[idx])]
-    ax.plot(63 + samples * lam[idx], ks[idx], "s-", color="C3", ms=5, label="Pareto front")
-    for i in idx:
-        ax.annotate(rows[i]["name"], (63 + samples * lam[i], ks[i]), fontsize=7,
-                    xytext=(3, 3), textcoords="offset points")
-    ax.set(xscale="log", yscale="log", xlabel=f"exact E[χ²] at N = {samples:.0e}",
-           ylabel="exact KS distance", title="two criteria, one front")
+    ax.plot(chi[idx], ks[idx], "s-", color="C3", ms=5, label="Pareto front")
+    for n, i in enumerate(idx):  # labels alternate above and below the front
+        ax.annotate(rows[i]["name"], (chi[i], ks[i]), fontsize=SMALL, textcoords="offset points",
+                    xytext=(4, 6 if n % 2 == 0 else -14))
+    # the front's neighbourhood: divisors far off it (a heavy atom on a bin edge) are cut
+    ax.set(xscale="log", yscale="log", xlabel=f"E[χ²] at N = {samples:.0e} (exact)",
+           ylabel="KS distance (exact)", title="two criteria, one front (near the front)",
+           xlim=(0.9 * chi[idx].min(), 1.5 * chi[idx].max()),
+           ylim=(0.7 * ks[idx].min(), 2.0 * ks[idx].max()))
     ax.grid(alpha=0.3, which="both")
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=SMALL)
     fig.tight_layout()
     return fig
 
 
-def plot_tail(laws: dict, deltas=tuple(range(10, 31)), m: int = tails.VOCAB - 1):
-    """P(g > y) against the ideal law, and the chance a tail token wins against Δ."""
+def plot_tail(laws: dict, deltas, wins: dict, m: int = tails.VOCAB - 1):
+    """P(g > y) against the ideal law, and the chance a tail token wins against Δ (``wins``:
+    per law, that chance at each of ``deltas``, as ``div14.tail_wins`` computes it)."""
     ys = np.linspace(4, 24, 300)
     deltas = np.asarray(deltas, dtype=np.float64)
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 3.9))
-    ax1.plot(ys, tails.ideal_sf(ys), "k:", lw=1.2, label="ideal law")
-    ax2.plot(deltas, tails.ideal_tail_token_win(deltas, m), "k:", lw=1.2, label="ideal law")
-    for i, (name, law) in enumerate(laws.items()):
-        ax1.plot(ys, tails.law_sf(law, ys), color=f"C{i}", label=name)
-        win = [tails.tail_token_win(law, d, m) for d in deltas]
-        ax2.plot(deltas, win, color=f"C{i}", label=name)
+    fig, (ax1, ax2) = plt.subplots(2, 1, figsize=(WIDTH, 6.4))
+    ax1.plot(ys, tails.ideal_sf(ys), "k:", lw=1.5, label="ideal law")
+    ax2.plot(deltas, tails.ideal_tail_token_win(deltas, m), "k:", lw=1.5, label="ideal law")
+    for i, (name, law) in enumerate(laws.items()):  # later curves thinner: equal ones show
+        style = {"color": f"C{i}", "lw": max(3.0 - 0.8 * i, 1.0)}
+        ax1.plot(ys, tails.law_sf(law, ys), label=name, **style)
+        ax2.plot(deltas, wins[name], label=name, **style)
     ax1.set(yscale="log", xlabel="y", ylabel="P(g > y)", title="upper tail (exact)",
             ylim=(1e-9, 1))
     ax2.set(yscale="log", xlabel="Δ = log2(p_top / p_token)", ylim=(1e-12, 1),
-            ylabel="P(winner is a tail token)", title=f"{m:,} tail tokens, each 2^-Δ below the top")
+            ylabel="P(a tail token wins)", title=f"{m:,} tail tokens, each 2^-Δ below the top")
     for ax in (ax1, ax2):
         ax.grid(alpha=0.3, which="both")
-        ax.legend(fontsize=8)
+        ax.legend(fontsize=SMALL)
     fig.tight_layout()
     return fig
-
-
-def draw_divisor_frame(k: float, log2: FastLog2 = DEFAULT_FASTLOG2, reference: float = 8.0):
-    """Slider frame: the segment profile of divisor k next to the reference (Div8)."""
-    return plot_segment_errors((reference, k) if k != reference else (reference,), log2)
 
 
 @functools.lru_cache(maxsize=16)
@@ -173,23 +175,13 @@ def draw_knob_frame(log2: FastLog2, divisors: tuple, label: str, samples: float 
     lam = knob_landscape(log2, divisors)
     chi = 63 + samples * lam
     best = int(np.argmin(lam))
-    fig, ax = plt.subplots(figsize=(7, 3.6))
+    fig, ax = plt.subplots(figsize=(WIDTH, 3.6))
     ax.plot(divisors, chi, "o-", ms=4)
     name = search.divisor_name(divisors[best])
     ax.plot(divisors[best], chi[best], "r*", ms=14, label=f"smallest λ: {name}")
-    ax.set(yscale="log", xlabel="divisor k", ylabel=f"exact E[χ²] at N = {samples:.0e}",
+    ax.set(yscale="log", xlabel="divisor k", ylabel=f"E[χ²] at N = {samples:.0e}",
            title=label)
     ax.grid(alpha=0.3, which="both")
-    ax.legend(fontsize=9)
+    ax.legend(fontsize=SMALL)
     fig.tight_layout()
     return fig
-
-
-def ranking_table(rows) -> str:
-    """The screening or finals ranking as a Markdown table, each divisor against Div8."""
-    head = "| divisor | mean KS | KS vs Div8 | χ² (pooled) | χ² vs Div8 | p | E[χ²] exact |\n"
-    head += "|---|---|---|---|---|---|---|\n"
-    return head + "".join(
-        f"| {r['name']} | {r['mean_ks']:.3e} | {r['ks_change_pct']:+.2f} % | {r['chi2']:.1f} | "
-        f"{r['chi2_change_pct']:+.2f} % | {r['chi2_p']:.1e} | {r['expected_chi2']:.1f} |\n"
-        for r in rows)

@@ -1,9 +1,9 @@
 """Chapters as live notebooks: a real Jupyter Lab from the project's venv, a real browser.
 
-Starts ``jupyter lab`` as ``make lab`` does (``rslab.lab``: the repository's own ``book/``
-with the chapters read-only to disk, the reader's scale) from this interpreter's venv on
-127.0.0.1 (a free port, a random token, settings and runtime files in a temporary
-folder), opens a chapter's ``.md`` in headless Chromium (it must open as a notebook on a
+Starts Jupyter Lab with ``make lab`` as a reader types it (``labserver``: the repository's
+own ``book/`` with the chapters read-only to disk, the reader's scale; a free port and a
+random token in Jupyter's ``JUPYTER_PORT``/``JUPYTER_TOKEN``, settings and runtime files in
+a temporary folder), opens a chapter's ``.md`` in headless Chromium (it must open as a notebook on a
 double click in the file browser: jupytext's default viewer from the venv's settings
 overrides) and runs all cells. Then, as a reader would see it:
 
@@ -26,17 +26,15 @@ is also written there, which is how the how-to-run page gets its picture.
 import json
 import os
 import re
-import secrets
 import shutil
-import socket
 import subprocess
 import sys
 import time
-import urllib.request
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from labserver import api, make_lab
 
 try:
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
@@ -134,79 +132,23 @@ CHAPTERS = {
     # chapter: (page, label of the control, value typed, its text in the status, expected caption)
     "machine": ("02_machine.md", "SFU latency", "17", "SFU latency = 17", expected_machine),
     "div8": ("05_div8.md", "divisor k", "5.5", "divisor k = 5.5", expected_div8),
-    "results": ("07_results.md", "vocab V", "768", "vocab V = 768", expected_results),
-    "beyond": ("08_beyond.md", "tail mass", "0.037", "tail mass = 0.037", expected_beyond),
+    "results": ("09_results.md", "vocab V", "768", "vocab V = 768", expected_results),
+    "beyond": ("07_beyond.md", "tail mass", "0.037", "tail mass = 0.037", expected_beyond),
 }
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def api(url: str, token: str, path: str, method: str = "GET"):
-    req = urllib.request.Request(url + path, method=method,
-                                 headers={"Authorization": f"token {token}"})
-    with urllib.request.urlopen(req, timeout=10) as r:
-        body = r.read()
-    return json.loads(body) if body else None
 
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory):
-    jupyter = Path(sys.executable).with_name("jupyter")
-    if not jupyter.exists():
-        unavailable(f"{jupyter} is missing (make venv)")
+    """Jupyter Lab as a reader starts it: ``make lab`` (``labserver.make_lab``)."""
+    if not Path(sys.executable).with_name("jupyter").exists():
+        unavailable(f"{Path(sys.executable).with_name('jupyter')} is missing (make venv)")
     if not SETTINGS.is_file():
         unavailable(f"{SETTINGS} is missing (`make lab-settings` sets jupytext's viewer)")
-    from rslab.lab import lab_command, lab_environment
-
     home = tmp_path_factory.mktemp("lab")
-    port, token = free_port(), secrets.token_hex(16)
-    env = lab_environment(dict(os.environ, JUPYTER_CONFIG_DIR=str(home / "config"),
-                               JUPYTER_RUNTIME_DIR=str(home / "runtime"),
-                               JUPYTERLAB_SETTINGS_DIR=str(home / "settings"),
-                               JUPYTERLAB_WORKSPACES_DIR=str(home / "workspaces")))
-    env["RSLAB_SCALE"] = "quick"
-    lab_settings = home / "settings" / "@jupyterlab"
-    tracker = lab_settings / "notebook-extension" / "tracker.jupyterlab-settings"
-    tracker.parent.mkdir(parents=True)
-    tracker.write_text('{"windowingMode": "none"}')  # every cell in the page, as a reader scrolls
-    news = lab_settings / "apputils-extension" / "notification.jupyterlab-settings"
-    news.parent.mkdir(parents=True)
-    news.write_text('{"fetchNews": "false"}')  # no network, no pop-up over the page
-    docs = lab_settings / "docmanager-extension" / "plugin.jupyterlab-settings"
-    docs.parent.mkdir(parents=True)
-    docs.write_text('{"autosave": false}')
-    log = open(home / "lab.log", "w")  # noqa: SIM115 - closed below
-    proc = subprocess.Popen(
-        lab_command(ROOT / "book", "--no-browser", "--ServerApp.ip=127.0.0.1",
-                    f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
-                    f"--IdentityProvider.token={token}",
-                    "--LabApp.expose_app_in_browser=True", "--LabApp.news_url=",
-                    "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"),
-        env=env, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT)
-    url = f"http://127.0.0.1:{port}/"
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                api(url, token, "api/status")
-                break
-            except OSError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    pytest.fail("Jupyter Lab did not start:\n" + (home / "lab.log").read_text())
-                time.sleep(0.5)
-        yield url, token
+        with make_lab(home) as (url, token, _):
+            yield url, token
     finally:
-        try:
-            api(url, token, "api/shutdown", method="POST")
-            proc.wait(timeout=20)
-        except (OSError, subprocess.TimeoutExpired):
-            proc.terminate()
-            proc.wait(timeout=20)
-        log.close()
         shutil.rmtree(home, ignore_errors=True)
 
 
@@ -353,8 +295,12 @@ def check_solutions_hidden(page, chapter: str, source: str):
 
 
 def book_status() -> str:
-    return subprocess.run(["git", "status", "--porcelain", "book/"], cwd=ROOT,
-                          capture_output=True, text=True, check=True).stdout
+    """``git status --porcelain book/``, without the picture ``make lab-screenshot`` asks for."""
+    status = subprocess.run(["git", "status", "--porcelain", "book/"], cwd=ROOT,
+                            capture_output=True, text=True, check=True).stdout
+    shot = os.environ.get("RSLAB_LAB_SCREENSHOT")
+    return "".join(line for line in status.splitlines(keepends=True)
+                   if not (shot and line.rstrip().endswith(shot)))
 
 
 def save_and_check_the_tree_is_clean(page, chapter: str, page_name: str, before: tuple):

@@ -42,16 +42,12 @@ from rslab.schedule import (
     modulo_schedule,
     slot_of,
 )
+from rslab.schedule.body import strided_bases
 from rslab.schedule.exact import smallest_exact
 from rslab.schedule.lifetimes import shorten_lifetimes
 from rslab.schedule.listsched import list_schedule
 
 STYLES = ("naive", "paired", "local", "pipelined")
-
-
-def strided_bases(body) -> list:
-    """The base registers of the body's strided memory operands (each advances per iteration)."""
-    return sorted({op.addr.base for op in body if op.addr is not None and op.addr.stride})
 
 
 def schedule_body(body, model: SlotModel, *, max_ii: int | None = None,
@@ -80,7 +76,7 @@ def _schedule(body, model, max_ii, max_stages, rotating, shorten, exact, min_ii)
         found, _ = smallest_exact(graph, max_ii=schedule.ii - 1, max_stages=max_stages or 8,
                                   reserve_scalar=reserve)
         schedule = found.schedule if found is not None else schedule
-    return shorten_lifetimes(schedule, reserve_scalar=reserve) if shorten else schedule
+    return shorten_lifetimes(schedule) if shorten else schedule
 
 
 def search_limit(body, model: SlotModel) -> int:

@@ -39,10 +39,9 @@ def landing_ops(b: int, u: int, land: str, regs) -> list:
     """Stores of packed vector b's float32 halves ``lo{b}``, ``hi{b}`` at ``regs['dst']``."""
     step, off, dst = 2 * PACKED_BYTES * u, 2 * PACKED_BYTES * b, regs["dst"]
     if land == "helper":
-        return [Op("vst.s", None, (f"lo{b}",), addr=Addr(dst, off, step), name=f"st{b}lo",
-                   tail=", 2"),
-                Op("vst.s", None, (f"hi{b}",), addr=Addr(dst, off + 4, step), name=f"st{b}hi",
-                   tail=", 2")]
+        return [Op("vst.s", None, (f"lo{b}", "2"), addr=Addr(dst, off, step), name=f"st{b}lo"),
+                Op("vst.s", None, (f"hi{b}", "2"), addr=Addr(dst, off + 4, step),
+                   name=f"st{b}hi")]
     return [Op("vst", None, (f"lo{b}",), addr=Addr(dst, off, step), name=f"st{b}lo"),
             Op("vst", None, (f"hi{b}",), addr=Addr(dst, off + PACKED_BYTES, step),
                name=f"st{b}hi")]

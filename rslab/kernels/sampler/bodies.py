@@ -240,7 +240,7 @@ def rename(ops, mapping) -> list:
     def name(v):
         return mapping.get(v, v) if isinstance(v, str) else v
     return [Op(op.opcode, name(op.dst), tuple(name(s) for s in op.srcs), op.addr,
-               op.name if op.name else "", op.tail) for op in ops]
+               op.name if op.name else "") for op in ops]
 
 
 __all__ = ["ARGMAX", "COUNTERS", "SOURCES", "V_ZERO", "final_body", "final_scores",

@@ -55,6 +55,21 @@ from rslab.kernels.ops.fixed_point import (
     quantise_lines,
     scans_lines,
 )
+from rslab.kernels.ops.fixed_tail import (
+    BLOCK,
+    GROUP_SETS,
+    Q_DIGITS,
+    U_DIGITS,
+    VECTORS,
+    WORDS,
+    X_DIGITS,
+    Rows,
+    group_limbs_lines,
+    lane_lines,
+    offset_scan_lines,
+    prefix_lines,
+    row_max_lines,
+)
 from rslab.kernels.ops.invcdf import TOKEN, last_sums_lines
 from rslab.kernels.sampler.chip_layout import (
     ARG_BARRIER,
@@ -69,17 +84,7 @@ from rslab.kernels.sampler.chip_layout import (
     SELECTION_BARRIER,
     ChipLayout,
 )
-from rslab.kernels.sampler.fixed_row import (
-    BLOCK,
-    GROUP_SETS,
-    Q_DIGITS,
-    U_DIGITS,
-    VECTORS,
-    WORDS,
-    X_DIGITS,
-    FixedRow,
-    _Rows,
-)
+from rslab.kernels.sampler.fixed_row import FixedRow
 from rslab.kernels.sampler.invcdf_row import BLOCK_SUMS
 from rslab.kernels.sampler.layout import PACKED_BYTES
 from rslab.kernels.sampler.plans import OPTIMISED
@@ -110,7 +115,7 @@ class _CoreRows:
     """The rows of the group level of a split fixed row: the row's words, the core-prefix rows
     (:meth:`ChipLayout.core_prefix`) and the scan rows."""
 
-    def __init__(self, rows: _Rows, layout: ChipLayout):
+    def __init__(self, rows: Rows, layout: ChipLayout):
         self.words, self.scans, self._layout = rows.words, rows.scans, layout
 
     def prefix(self, j: int) -> int:
@@ -146,9 +151,9 @@ class SplitFixedRow(FixedRow):
         empty, other = f"fixed_empty{tag}", f"fixed_other{tag}"
         v = VECTORS | {"zero": REGS["zero"], "m": REGS["max"], "r": REGS["rinv"],
                        "log2e": REGS["log2e"]}
-        rows = _Rows(L.vm_fixed)
+        rows = Rows(L.vm_fixed)
         core = _CoreRows(rows, L)
-        lines = last_sums_lines(layout, BLOCK_SUMS) + self._row_max(layout, v)
+        lines = last_sums_lines(layout, BLOCK_SUMS) + row_max_lines(layout, v)
         lines += [f"viota {v['iota']}", f"vrand {v['word']}, {v['iota']}, s3",
                   f"vst {v['word']}, [s0 + {rows.words}]"]  # the row's words, before the wait
         lines += b.publish([("s24", "bmax")], "s11", "s12")
@@ -159,7 +164,7 @@ class SplitFixedRow(FixedRow):
                                         "s11", "s12"))
         p.lines += pack_lines(self._core_level(layout, core, v)) + [f"bnz s12, {other}"]
         p.lines += pack_lines(self._owner_block(layout, rows, core, v))
-        p.lines += pack_lines(self._lane(layout, rows, v, tag))
+        p.lines += pack_lines(lane_lines(self.kind, layout, rows, v, tag, self._level_x))
         p.lines += b.token_lines(self.r, slot) + [f"{other}:", f"{empty}:"]
 
     def _local_total(self, layout, rows, v, tag) -> list:
@@ -181,12 +186,12 @@ class SplitFixedRow(FixedRow):
                             for j in range(DIGITS)]
         for first in range(0, layout.groups, len(GROUP_SETS)):
             groups = range(first, min(layout.groups, first + len(GROUP_SETS)))
-            chains = [self._group_limbs(layout, rows, g, v, regs, scalars)
+            chains = [group_limbs_lines(layout, rows, g, v, regs, scalars)
                       for g, (regs, scalars) in zip(groups, GROUP_SETS, strict=False)]
             lines += interleave(*chains)
         lines += [f"vld {L0_3[j]}, [s0 + {rows.limbs(j)}]" for j in range(LIMBS)]
         lines += [f"vcvt.f2u {r}, {r}" for r in L0_3]
-        lines += self._prefix(L0_3, D, N, layout, rows, v)
+        lines += prefix_lines(L0_3, D, N, layout, rows, v)
         last = 4 * (layout.groups - 1)
         return lines + [f"sld {Q_DIGITS[j]}, [s0 + {rows.prefix(j) + last}]"
                         for j in range(DIGITS)]
@@ -240,7 +245,7 @@ class SplitFixedRow(FixedRow):
         lines = ["sshl s13, s11, 9", f"vld {v['a']}, [s13 + {layout.sums}]"]
         lines += quantise_lines(v["a"], v["p1"], v["p2"], v["qhi"], v["qlo"], v["c2p32"])
         lines += limb_lines(v["qhi"], v["qlo"], L0_3, v["m16"])
-        lines += self._offset_scan(L0_3, rows, v)
+        lines += offset_scan_lines(L0_3, rows, v)
         lines += greater_lines(D, X, v["gt"], v["eq"], v["t"]) + [f"vred.argmax s12, {v['gt']}"]
         return lines + [f"sshl {BLOCK}, s11, 7", f"sadd {BLOCK}, {BLOCK}, s12"]
 

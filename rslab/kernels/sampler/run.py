@@ -201,7 +201,7 @@ def run_sampler(inputs, path: str = "fast", plan: KernelPlan = OPTIMISED, *, see
     if figures:
         out.loops = _loop_figures(run, kernel)
         out.floors = phase_floors(run, kernel, phases)
-        out.task = task_bound(run, layout, ref.num_accepted)
+        out.task = task_bound(run, layout, ref.num_accepted, path=path, draw=draw)
     return out
 
 

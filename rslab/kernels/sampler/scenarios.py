@@ -28,8 +28,6 @@ from rslab.numerics.methods import variant_name
 PHASE_OUT = {"max": "max", "sumexp": "sumexp", "acceptance": "accept", "residual": "residual",
              "bonus": "bonus", "dma_wait": "dma_wait", "setup": "setup"}
 """Output key → phase name in ``SamplerRun.phases``."""
-NOTE = {"all-accept": (1_530_302, 128_453), "first-reject": (55_896, 38_032)}
-"""The design note's measured cycles (baseline, optimised) — the note's, not ours."""
 
 
 def phases_out(run: SamplerRun) -> dict:
@@ -82,17 +80,22 @@ def _speedup_run(task, shared=None) -> dict:
             "tokens_match": bool(run.tokens_match)}
 
 
-def speedup_rows(vocab: int, path: str = "fast", *, seed: int = 0, executor=None) -> list[dict]:
-    """Per test point the baseline's and the optimised program's cycles and phases, the
-    speedup and whether every token equals the reference's: what the speedup-against-V
-    figure shows, without the floors, loop figures and other baselines of
-    :func:`run_scenarios` (the four runs are tasks of ``executor``, default this process)."""
+def speedup_rows(vocab: int, path: str = "fast", *, seed: int = 0, executor=None,
+                 names=tuple(TEST_POINTS)) -> list[dict]:
+    """Per test point of ``names`` the baseline's and the optimised program's cycles and
+    phases, the speedup and whether every token equals the reference's: what the
+    speedup-against-V figure shows, without the floors, loop figures and other baselines of
+    :func:`run_scenarios` (the runs are tasks of ``executor``, default this process)."""
     _check_point(vocab, path)
-    tasks = [(name, plan, vocab, path, seed) for name in TEST_POINTS
+    unknown = set(names) - set(TEST_POINTS)
+    if unknown:
+        raise ValueError(f"names: unknown test points {sorted(unknown)}; known: "
+                         f"{list(TEST_POINTS)}")
+    tasks = [(name, plan, vocab, path, seed) for name in names
              for plan in (baseline_plan(name), OPTIMISED)]
     runs = (executor or Serial()).map(_speedup_run, tasks)
     rows = []
-    for i, name in enumerate(TEST_POINTS):
+    for i, name in enumerate(names):
         base, opt = runs[2 * i], runs[2 * i + 1]
         rows.append({"name": name, "vocab": vocab, "path": path,
                      "baseline_cycles": base["cycles"], "optimized_cycles": opt["cycles"],

@@ -34,16 +34,20 @@ SWEEPS = {
     "valu": "VALU slots per bundle",
     "st": "store ports per bundle",
     "sfu_latency": "SFU latency (cycles)",
+    "sfu_hold": "SFU hold (cycles)",
 }
 
 
 def config_with(param: str, value: int, config: MachineConfig | None = None) -> MachineConfig:
-    """``config`` with one swept parameter changed (``valu``, ``st`` or ``sfu_latency``)."""
+    """``config`` with one swept parameter changed (``valu``, ``st``, ``sfu_latency`` or
+    ``sfu_hold``)."""
     config = config or MachineConfig()
     if param in ("valu", "st"):
         return config.with_(slots={param: int(value)})
     if param == "sfu_latency":
         return config.with_(latency={"sfu": int(value)})
+    if param == "sfu_hold":
+        return config.with_(sfu_hold=int(value))
     raise ValueError(f"param must be one of {sorted(SWEEPS)}, got {param!r}")
 
 
@@ -60,14 +64,16 @@ def pass_bounds(p, config: MachineConfig) -> dict:
 
     Slots: cycles booked per iteration (an SFU push holds the SFU 1 + hold
     cycles, a stride-2 store its port as long as its bank conflict when the
-    scheduler knows) over the slot count; ``fifo``: pushes × SFU latency over
-    the FIFO depth; ``recurrence``: RecMII.
+    scheduler knows) over the slot count; ``fifo``: pushes × (SFU latency + pop
+    latency) over the FIFO depth (an entry is held from its push until its pop, at
+    least the SFU latency later, has freed it); ``recurrence``: RecMII.
     """
     b = p.schedule.bounds
     out = {slot: b.usage[slot] / config.slots[slot] for slot in b.usage if b.usage[slot]}
     pushes = len(p.schedule.graph.fifo_pairs)
     if pushes:
-        out["fifo"] = pushes * config.latency["sfu"] / config.fifo_depth
+        held = config.latency["sfu"] + config.latency["pop"]
+        out["fifo"] = pushes * held / config.fifo_depth
     if b.rec_mii:
         out["recurrence"] = float(b.rec_mii)
     return {k: v / p.per_iteration for k, v in out.items()}
@@ -167,26 +173,6 @@ def dataflow_table(config: MachineConfig | None = None, vocab: int = ROW_VOCAB, 
                    variants=TABLE_VARIANTS, seed: int = 0) -> list[DataflowRow]:
     """One :class:`DataflowRow` per variant."""
     return [dataflow_row(v, config, vocab, seed=seed) for v in variants]
-
-
-def table_records(rows) -> list[dict]:
-    """Rows as flat dicts of display-ready strings (for a DataFrame-free Markdown table)."""
-    out = []
-    for r in rows:
-        out.append({k: str(v) for k, v in {
-            "dataflow": r.variant,
-            "bound c/vec": round(r.bound, 2),
-            "scheduled c/vec": round(r.scheduled, 2),
-            "measured c/vec": round(r.measured, 2),
-            f"cycles / {r.vocab:,}-token row": r.cycles,
-            "binding resource": r.binding,
-            "VMEM bytes": r.vmem_bytes,
-            "vregs": r.vector_registers,
-            "stalls": ", ".join(f"{k} {v}" for k, v in r.stalls.items()) or "none",
-            "max exact": r.max_exact,
-            "sum rel. error": f"{r.sum_rel_error:.1e} (tol {r.sum_tolerance:.1e})",
-        }.items()})
-    return out
 
 
 def sweep(param: str, values, config: MachineConfig | None = None, *,

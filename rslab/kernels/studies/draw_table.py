@@ -78,6 +78,15 @@ def row_inputs(vocab: int, seed: int = 0) -> dict:
     rng = np.random.default_rng([seed, 18])
     logits = round_to_bf16((rng.standard_normal(vocab) * 3).astype(np.float32))
     q = rng.dirichlet(np.ones(vocab)).astype(np.float32)
+    return row_weights(logits, q)
+
+
+def row_weights(logits, q) -> dict:
+    """A row's BF16 logits and draft row q with what the reference derives from them: the row
+    max ``m``, ``r = 1/s``, the bonus row's ``e = exp2((l − m)·LOG2E)`` and the residual
+    weights ``max(e·r − q, 0)``."""
+    logits = round_to_bf16(np.asarray(logits, dtype=np.float32))
+    q = np.asarray(q, dtype=np.float32)
     e = ref.softmax_numerators(logits[None], "fast")
     r = np.float32(1) / e.sum(dtype=np.float32)
     p = e * r

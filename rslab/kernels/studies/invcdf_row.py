@@ -81,6 +81,16 @@ def pass_loop(kind: str, n_packed: int, model: SlotModel) -> Loop:
                      carried=carried, pool=pool, model=model, per_iteration=PACKED_PER_ITER)
 
 
+def setup_lines(L: Layout, *, m, r, key: int) -> list:
+    """The pass's bases (logits, q, block sums), key, row max and 1/s broadcast, the carried
+    block sums zeroed, LOG2E and zero."""
+    return [f"sli s1, {L.logits}", f"sli s2, {L.q}", f"sli s6, {L.sums}", f"sli s3, {int(key)}",
+            f"sli s4, {f32_bits(m)}", f"vbcast {REGS['max']}, s4",
+            f"sli s4, {f32_bits(r)}", f"vbcast {REGS['rinv']}, s4",
+            *(f"sli {reg}, 0" for reg in BLOCK_SUM_REGS),
+            f"vli {REGS['log2e']}, {f32_bits(LOG2E)}", f"vli {REGS['zero']}, 0"]
+
+
 def invcdf_program(kind: str, noise: str, n_packed: int, *, m=0.0, r=1.0, key: int = 0,
                    config=None) -> InvcdfKernel:
     """The whole program for one row of ``n_packed`` packed vectors."""
@@ -93,12 +103,7 @@ def invcdf_program(kind: str, noise: str, n_packed: int, *, m=0.0, r=1.0, key: i
     config = config or MachineConfig()
     loop = pass_loop(kind, n_packed, SlotModel.from_config(config))
     L = layout(n_packed, kind)
-    lines = [f"sli s1, {L.logits}", f"sli s2, {L.q}", f"sli s6, {L.sums}", f"sli s3, {int(key)}",
-             f"sli s4, {f32_bits(m)}", f"vbcast {REGS['max']}, s4",
-             f"sli s4, {f32_bits(r)}", f"vbcast {REGS['rinv']}, s4",
-             *(f"sli {reg}, 0" for reg in BLOCK_SUM_REGS),
-             f"vli {REGS['log2e']}, {f32_bits(LOG2E)}", f"vli {REGS['zero']}, 0"]
-    text = "\n".join(lines) + "\n" + loop.text + "\n".join(
+    text = "\n".join(setup_lines(L, m=m, r=r, key=key)) + "\n" + loop.text + "\n".join(
         tail_lines(kind, noise, L, REGS)) + "\nhalt\n"
     return InvcdfKernel(kind, noise, loop, L, text)
 

@@ -25,7 +25,6 @@ from rslab.kernels.ops.rowmax import PACKED_BYTES
 from rslab.machine.asm import f32_bits
 from rslab.machine.bf16 import LANES, pack_rows, padded_length
 from rslab.machine.config import MachineConfig
-from rslab.machine.memory import conflict_degree
 from rslab.numerics.fastlog import LOG2E
 from rslab.schedule import SlotModel
 
@@ -72,16 +71,10 @@ def padded_vectors(per_iteration: list[int], vectors: int) -> int:
     return -(-vectors // step) * step
 
 
-def study_model(config: MachineConfig, strided_store_busy: int = 1) -> SlotModel:
-    """The scheduler's view of ``config``; a ``vst.s`` books its port ``strided_store_busy``
-    cycles (its bank-conflict degree) when the scheduler is told about conflicts."""
-    busy = {"vst.s": strided_store_busy} if strided_store_busy != 1 else {}
-    return SlotModel.from_config(config, busy=busy)
-
-
-def stride2_conflict(config: MachineConfig) -> int:
-    """Bank-conflict degree of a stride-2 vector store on ``config``'s VMEM."""
-    return conflict_degree(2, config.lanes, config.vmem_banks)
+def study_model(config: MachineConfig, bank_aware: bool = True) -> SlotModel:
+    """The scheduler's view of ``config``: a ``vst.s`` books its port for its bank-conflict
+    degree, or (``bank_aware=False``, a schedule unaware of conflicts) for one cycle."""
+    return SlotModel.from_config(config, busy=None if bank_aware else {"vst.s": 1})
 
 
 def accumulator_registers(n: int, config: MachineConfig) -> list[str]:
@@ -93,7 +86,7 @@ def accumulator_registers(n: int, config: MachineConfig) -> list[str]:
 
 
 def widest_pass(name: str, body_fn, *, vectors_needed: int, config: MachineConfig,
-                strided_store_busy: int = 1, unrolls=UNROLLS) -> Loop:
+                bank_aware: bool = True, unrolls=UNROLLS) -> Loop:
     """Schedule ``body_fn(u)`` for each u of ``unrolls``; keep the one with the fewest scheduled
     cycles for this many vectors ((iterations + stages − 1)·II) that fits the registers.
 
@@ -101,7 +94,7 @@ def widest_pass(name: str, body_fn, *, vectors_needed: int, config: MachineConfi
     vectors the pass must cover (the caller pads to whole iterations).
     """
     candidates, errors = [], []
-    model = study_model(config, strided_store_busy)
+    model = study_model(config, bank_aware)
     for u in unrolls:
         ops, carried = body_fn(u)
         try:

@@ -11,10 +11,9 @@ def max_pass(vectors: int, config: MachineConfig, *, land: str | None = None,
              bank_aware: bool = True, unrolls=sk.UNROLLS):
     """The max pass over ``vectors`` packed vectors, two accumulators per packed vector
     (optionally landing float32, :mod:`rslab.kernels.ops.rowmax`)."""
-    busy = sk.stride2_conflict(config) if (land == "helper" and bank_aware) else 1
     name = "max" if land is None else f"max+land({land})"
     return sk.widest_pass(name, lambda u: rowmax_body(u, sk.REGS, accumulate="half", land=land),
-                          vectors_needed=vectors, config=config, strided_store_busy=busy,
+                          vectors_needed=vectors, config=config, bank_aware=bank_aware,
                           unrolls=unrolls)
 
 

@@ -15,12 +15,6 @@ from rslab.kernels.studies.sumexp_loop import packed_row, sumexp_numpy, sumexp_p
 from rslab.machine.bf16 import BLOCK, round_to_bf16
 from rslab.schedule import SlotModel
 
-NOTE_SUMEXP_II = 10
-"""The note's sum-exp loop: a 10-cycle static loop."""
-NOTE_RESIDUAL_BODY = 28
-"""The note's residual-Gumbel body: 28 cycles ..."""
-NOTE_RESIDUAL_STALLS = 1
-"""... with about one stall cycle per pass."""
 
 def _run(text, config, vmem=None):
     from rslab.machine import assemble, simulate

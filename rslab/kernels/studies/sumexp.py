@@ -215,11 +215,18 @@ def sum_tolerance(variant: str, vocab: int) -> float:
     """
     if variant not in VARIANTS:
         raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
-    u = 2.0 ** -24
-    n = packed_vectors(vocab) + 16
-    gamma = n * u / (1 - n * u)
+    gamma = order_tolerance(packed_vectors(vocab) + 16)
     return gamma if variant != "c" else 2 * gamma + 2.0 ** -16
 
 
-__all__ = ["DESCRIPTIONS", "EXP2_OPS", "VARIANTS", "SumExp", "emit_sumexp", "reference_sumexp",
-           "run_sumexp", "sum_tolerance"]
+def order_tolerance(n: int) -> float:
+    """γ_n = n·u/(1 − n·u) (u = 2^-24): the relative error of a float32 sum of non-negative
+    terms in which no term passes through more than ``n`` additions, whatever their order."""
+    u = 2.0 ** -24
+    if not isinstance(n, int) or n < 0 or n * u >= 1:
+        raise ValueError(f"n must be an integer in [0, 2^24), got {n!r}")
+    return n * u / (1 - n * u)
+
+
+__all__ = ["DESCRIPTIONS", "EXP2_OPS", "VARIANTS", "SumExp", "emit_sumexp", "order_tolerance",
+           "reference_sumexp", "run_sumexp", "sum_tolerance"]

@@ -24,6 +24,8 @@ from rslab.kernels.loops.loop import Loop
 from rslab.kernels.ops import sumexp as ops
 from rslab.machine.asm import f32_bits
 from rslab.machine.bf16 import BLOCK, LANES, pack_rows
+from rslab.machine.config import MachineConfig
+from rslab.machine.overrides import machine_line
 from rslab.machine.units import tree_sum
 from rslab.numerics.fastlog import LOG2E
 from rslab.schedule import SlotModel
@@ -71,10 +73,13 @@ def sumexp_loop(n_packed: int, *, model: SlotModel | None = None, workers: int =
 
 def sumexp_program(n_packed: int, m: float, *, model: SlotModel | None = None,
                    address: int = 0, result_reg: str = "s3", **loop_kw):
-    """A whole program: constants, zeroed accumulators, the loop, the final reduction, halt.
+    """A whole program: the ``# machine:`` line of the machine it is scheduled for (the
+    model's slots, latencies, hold and FIFO depth), constants, zeroed accumulators, the
+    loop, the final reduction, halt.
 
     Returns ``(text, loop)``; the sum (float32 bits) ends in ``result_reg``.
     """
+    model = model or SlotModel()
     loop = sumexp_loop(n_packed, model=model, **loop_kw)
     accs = list(loop.carried.values())
     setup = [f"sli s1, {address}", f"sli s2, {f32_bits(m)}",
@@ -94,7 +99,10 @@ def sumexp_program(n_packed: int, m: float, *, model: SlotModel | None = None,
         level = nxt
     tail += [f"vred.add {result_reg}, {level[0]}", "halt"]
     loop.setup_bundles = len(setup)
-    return "\n".join(setup) + "\n" + loop.text + "\n".join(tail) + "\n", loop
+    machine = MachineConfig().with_(slots=model.units, latency=model.latency,
+                                    sfu_hold=model.sfu_hold, fifo_depth=model.fifo_depth)
+    return (machine_line(machine) + "\n" + "\n".join(setup) + "\n" + loop.text
+            + "\n".join(tail) + "\n", loop)
 
 
 def sumexp_numpy(row, m, *, workers: int = 4, packed_per_iter: int = 2, exp2=None) -> np.float32:

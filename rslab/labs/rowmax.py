@@ -1,0 +1,49 @@
+"""Lab ``rowmax``: the dataflow chapter's row max of a packed BF16 row.
+
+A maximum does not depend on the order of its comparisons, so it is compared exactly. The
+book's kernel is :func:`rslab.kernels.studies.rowmax.emit_rowmax` (two accumulators a packed
+vector, the unroll that is fastest on the variant's machine).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from rslab.kernels.ops.rowmax import rowmax_body
+from rslab.kernels.studies.rowmax import emit_rowmax
+from rslab.labs.lab import LOGITS, ROW, Lab, count_lines, runtime_loop
+from rslab.machine.bf16 import BLOCK
+
+
+class RowMaxLab(Lab):
+    name = "rowmax"
+    title = "the packed row max"
+    chapter = "Dataflow"
+    task = ("Compute m = the largest logit of the row (BF16 values read as float32), from "
+            "the packed row.")
+    inputs = (LOGITS,)
+    results = {"s3": "m, float32"}
+    per_packed = {"ld": 1, "valu": 3}
+    bound_note = ("VALU: three ops a packed vector — the high halves' max can be taken on "
+                  "the packed words without unpacking them (exercise dataflow-ex2), the low "
+                  "halves need an unpack and a max; the book's kernel takes four.")
+    comparison = "s3 equal to the row's maximum (a max is the same in any order)."
+
+    def check(self, run, case, variant):
+        got = np.float32(run.sreg_f32(3))
+        want = np.float32(case.data["logits"].max())
+        if got == want:
+            return None
+        return f"s3 = {float(got)!r}, expected {float(want)!r}"
+
+    def book_kernel(self, variant, case):
+        return emit_rowmax(variant.packed * BLOCK, variant.config, in_addr=ROW).text
+
+    def starting_kernel(self):
+        body, carried = rowmax_body(1, {"src": "s1"}, accumulate="chain")
+        regs = dict(zip(carried, ["v50"], strict=True))
+        loop = runtime_loop(body, count_lines(1), regs, [f"v{i}" for i in range(48)])
+        return "\n".join(["vli v50, 0xff800000"] + loop + ["vred.max s3, v50", "halt"]) + "\n"
+
+
+LAB = RowMaxLab()

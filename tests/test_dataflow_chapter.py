@@ -1,0 +1,73 @@
+"""The dataflow chapter's results over the SFU-latency slider, and its tables.
+
+The page checks its sentences at every latency it computes (all of the slider at book
+scale); these tests check the same results at the latencies where they change, cheaply,
+and ``test_the_latency_story_holds_over_the_whole_slider`` (heavy) at every one."""
+
+import pytest
+
+from rslab.chapters import dataflow as ch
+from rslab.kernels.studies import dataflow_table as dt
+from rslab.machine import MachineConfig
+
+CONFIG = MachineConfig()
+
+
+def check_latency_story(records: dict, config=CONFIG) -> None:
+    """The chapter's SFU-latency sentences on ``ch.latency_records``'s ``records``."""
+    knee = {v: ch.fifo_knee(v, config) for v in ("a'", "b")}
+    grid = sorted(records)
+    first = records[grid[0]]["measured"]
+    for L in grid:
+        got, rec = records[L]["measured"], records[L]
+        assert got["a"] - got["a'"] == 2, L
+        assert got["a'"] <= got["b"], L
+        for v in ("a'", "b"):
+            assert (got[v] == first[v]) == (L < knee[v]), (L, v)
+            assert 0 <= got[v] - rec["bound"][v] <= 1, (L, v)
+        assert got == rec["scheduled"], L
+    blocks = [records[L]["block"] for L in grid]
+    assert blocks == sorted(blocks, reverse=True)
+
+
+def test_the_fifo_knees_are_where_the_two_pass_dataflows_slow_down():
+    assert ch.fifo_knee("a'", CONFIG) == 32 and ch.fifo_knee("b", CONFIG) == 40
+    check_latency_story(ch.latency_records([1, 31, 32, 39, 40], CONFIG))
+    with pytest.raises(ValueError, match="variant"):
+        ch.fifo_knee("c", CONFIG)
+
+
+def test_the_online_block_shrinks_and_loses_at_long_latencies():
+    """(c) wins at latency 41 with a block of four; at 100 its block is two, it pushes 2.5
+    exp2 per packed vector and is slower than (a′)."""
+    records = ch.latency_records([13, 41, 100], CONFIG)
+    assert [records[L]["block"] for L in (13, 41, 100)] == [8, 4, 2]
+    assert dt.winner(records[41]["measured"]) == "c"
+    assert records[100]["pushes"] == 2.5
+    assert records[100]["measured"]["c"] > records[100]["measured"]["a'"]
+    assert ch.block_refusal(8, dt.config_with("sfu_latency", 41)).endswith("SFU FIFO depth")
+    assert ch.block_refusal(8, CONFIG) is None
+
+
+@pytest.mark.heavy
+def test_the_latency_story_holds_over_the_whole_slider():
+    lo, hi = ch.SWEEP_RANGES["sfu_latency"]
+    check_latency_story(ch.latency_records(range(lo, hi + 1), CONFIG))
+
+
+def test_the_tables_have_human_headers():
+    rows = dt.dataflow_table(CONFIG, 256 * 16, variants=("a", "b"))
+    need = ch.resource_needs(CONFIG, 256 * 16)
+    for table in (ch.cycles_table(rows), ch.checks_table(rows), ch.needs_table(need)):
+        header = table.splitlines()[0]
+        assert "_" not in header and "c/vec" not in header, header
+    assert ch.binding_text("max+land(helper): st; sum: valu=sfu") == \
+        "max + landing (helper's layout): store port; sum: VALU = SFU"
+
+
+def test_the_latency_grid_covers_the_slider():
+    lo, hi = ch.SWEEP_RANGES["sfu_latency"]
+    assert ch.latency_grid(CONFIG, "book") == list(range(lo, hi + 1))
+    quick = ch.latency_grid(CONFIG, "quick")
+    assert {lo, hi, CONFIG.latency["sfu"], 41, 65} <= set(quick)
+    assert "every latency" in ch.grid_text(ch.latency_grid(CONFIG, "book"))

@@ -1,0 +1,137 @@
+"""Checked answers: ``check()`` on a right, a wrong and a prose-copied answer, the hidden
+variant from the instructor's file, and a student's notebook graded as a subprocess."""
+
+import csv
+import json
+import subprocess
+import sys
+
+import pytest
+
+from rslab.exercises import EXERCISES, check, expected, variant
+from rslab.exercises.registry import KINDS
+
+CHEAP = [i for i, e in EXERCISES.items() if not i.startswith(("div8", "div14", "beyond"))]
+"""The exercises whose oracles simulate or schedule (well under a second each); the lattice
+enumerations run under ``heavy``."""
+
+
+def test_every_exercise_states_its_question_on_its_variant():
+    assert len(EXERCISES) >= 15
+    for e in EXERCISES.values():
+        assert e.kind in KINDS and e.points > 0
+        text = e.text(e.params)
+        assert "{" not in text, text
+        if e.book is not None:
+            assert set(e.book) == set(e.params) and e.book != e.params
+
+
+@pytest.mark.parametrize("exercise_id", CHEAP)
+def test_check_takes_the_right_answer_and_refuses_the_prose_and_a_wrong_one(exercise_id,
+                                                                             capsys):
+    e = EXERCISES[exercise_id]
+    right = expected(exercise_id)
+    assert check(exercise_id, right)
+    if e.book is not None:  # the number the prose works out is not this variant's answer
+        prose = expected(exercise_id, e.book)
+        result = check(exercise_id, prose)
+        assert not result and result.points == 0
+        assert "the book's prose" in capsys.readouterr().out.splitlines()[-1]
+    wrong = (not right) if e.kind == "yes/no" else right + max(1, abs(right)) * 0.5
+    assert not check(exercise_id, wrong)
+
+
+def test_oracles_agree_with_what_the_machine_chapter_derives():
+    """Answers a student can derive by hand: slots × latency chains, ⌈latency / (1 + hold)⌉
+    results in flight, odd strides conflicting 4-way on 32 banks."""
+    assert expected("machine-chains") == 4 * 3
+    assert expected("machine-chains", {"valu_latency": 3, "valu_slots": 2}) == 6
+    assert expected("machine-in-flight") == -(-21 // 2)
+    assert expected("machine-strides") == 32  # 128 lanes / (32 banks / gcd) = 4·gcd → gcd 1
+    assert expected("algorithm-key-words") == 2
+    assert expected("algorithm-emitted") == pytest.approx(sum(0.7 ** k for k in range(6)))
+    assert expected("pipelining-hold") == 4 * (1 + 3)  # four pushes book the SFU 1 + hold
+
+
+def test_check_answers_yes_no_and_numbers_as_typed():
+    assert check("dataflow-third-slot", "yes") and check("dataflow-third-slot", True)
+    assert not check("dataflow-third-slot", "no") and not check("machine-chains", "12 chains")
+    assert check("machine-chains", 12.0) and check("algorithm-emitted", 2.941170)
+    with pytest.raises(ValueError, match="unknown exercise 'no-such'"):
+        check("no-such", 1)
+
+
+def test_the_instructors_file_changes_the_variant(tmp_path, monkeypatch):
+    (tmp_path / "v.toml").write_text("[exercise.machine-chains]\nvalu_latency = 5\n"
+                                     "valu_slots = 2\n")
+    monkeypatch.setenv("RSLAB_GRADING_VARIANTS", str(tmp_path / "v.toml"))
+    assert dict(variant("machine-chains")) == {"valu_latency": 5, "valu_slots": 2}
+    assert check("machine-chains", 10) and not check("machine-chains", 12)
+    (tmp_path / "v.toml").write_text("[exercise.machine-chains]\nvalu_slotz = 2\n")
+    with pytest.raises(ValueError, match="unknown parameter"):
+        variant("machine-chains")
+
+
+@pytest.mark.heavy
+@pytest.mark.parametrize("exercise_id", sorted(set(EXERCISES) - set(CHEAP)))
+def test_lattice_oracles_refuse_the_prose(exercise_id):
+    e = EXERCISES[exercise_id]
+    right = expected(exercise_id)
+    assert check(exercise_id, right)
+    assert not check(exercise_id, expected(exercise_id, e.book))
+
+
+NOTEBOOK = """---
+jupytext:
+  text_representation: {extension: .md, format_name: myst, format_version: 0.13}
+kernelspec: {display_name: Python 3, language: python, name: python3}
+---
+
+```{code-cell} ipython3
+from rslab.exercises import check, variant
+
+v = variant("machine-chains")
+check("machine-chains", v.valu_latency * v.valu_slots)
+```
+
+```{code-cell} ipython3
+check("pipelining-workers", 4)
+```
+
+```{code-cell} ipython3
+raise RuntimeError("a broken cell")
+```
+
+```{code-cell} ipython3
+check("machine-strides", 8)
+```
+"""
+
+
+@pytest.mark.slow
+def test_rslab_grade_exercises_runs_a_notebook_with_the_hidden_variant(tmp_path):
+    folder = tmp_path / "notebooks"
+    folder.mkdir()
+    (folder / "alice.md").write_text(NOTEBOOK)
+    (tmp_path / "v.toml").write_text("[exercise.machine-chains]\nvalu_latency = 5\n"
+                                     "valu_slots = 2\n[exercise.pipelining-workers]\n"
+                                     "valu_latency = 3\n")
+
+    def grade(*extra):
+        proc = subprocess.run([sys.executable, "-m", "rslab", "grade", "exercises", folder,
+                               "--csv", tmp_path / "s.csv", "--json", tmp_path / "s.json",
+                               *extra], capture_output=True, text=True, timeout=600)
+        assert proc.returncode == 0, proc.stderr
+        assert "Traceback" not in proc.stdout
+        return next(csv.DictReader((tmp_path / "s.csv").open()))
+
+    public = grade()  # the public variants: the typed-in 4 is right there
+    assert public["machine-chains"] == "1" and public["pipelining-workers"] == "1"
+    assert public["machine-strides"] == "0" and public["errors"] == "1"
+    hidden = grade("--variants", tmp_path / "v.toml")  # the code's answer follows the variant
+    assert hidden["machine-chains"] == "1" and hidden["pipelining-workers"] == "0"
+    assert float(hidden["score"]) == 1 and float(hidden["max_score"]) == 3
+    results = json.loads((tmp_path / "s.json").read_text())
+    tests = results["tests"]
+    assert [t["name"] for t in tests] == ["machine-chains", "pipelining-workers",
+                                          "machine-strides"]

@@ -1,0 +1,62 @@
+"""The chapter "An exact draw in integers": the worked example is the package's draw, the
+guarantee's terms add up, the rounding row and the widths."""
+
+import numpy as np
+import pytest
+
+from rslab.chapters import fixed_point as ch
+from rslab.numerics import fixed_invcdf
+
+
+def test_the_worked_example_is_the_draw_at_eight_bits():
+    ex = ch.worked_example()
+    assert ex["counts"] == ex["package_counts"] and sum(ex["counts"]) == 2**16
+    for level in ex["levels"]:
+        assert level["counts"] == level["formula_counts"] and sum(level["counts"]) == 256
+        assert all(0 <= q < 256 for q in level["quantised"])
+    assert ex["counts"][3] == 0 and ex["levels"][0]["counts"] == [216, 40]
+
+
+def test_the_worked_example_names_its_bad_input():
+    with pytest.raises(ValueError, match="weights"):
+        ch.worked_example((1.0, 2.0, 3.0))
+
+
+def test_the_guarantee_terms_add_up_to_the_bound():
+    for vocab in (256, 16_384, 154_880):
+        t = ch.guarantee_terms(vocab)
+        assert t["total"] == t["bound"] == fixed_invcdf.chi2_bound(vocab)
+    t = ch.guarantee_terms(154_880)
+    assert t["total"] == fixed_invcdf.GUARANTEE and 0.9 < t["share_sums"] < 1
+    assert "| χ² |" in ch.guarantee_table(t)
+
+
+def test_the_domain_is_named():
+    assert "2^120" in ch.domain_error()
+
+
+def test_the_rounding_row_attains_the_block_sums_term():
+    r = ch.rounding_figures(16_384)
+    assert r["share_256"] >= 0.99 and r["share"] >= 0.9
+
+
+def test_guarantee_grid_needs_both_widths_and_keeps_the_float32_floor():
+    grid = ch.guarantee_grid(154_880)
+    enough = ch.least_enough(grid, 1e-12)
+    assert 40 < enough["fraction_bits"] <= 62 and 48 < enough["uniform_bits"] <= 96
+    gamma = 7 * 2.0**-24 / (1 - 7 * 2.0**-24)
+    assert min(g["chi2_bound"] for g in grid) >= (gamma / (1 - gamma)) ** 2
+    with pytest.raises(ValueError):
+        ch.least_enough(grid, 1e-20)
+
+
+def test_the_tail_per_row_is_the_row_phases_difference():
+    from rslab.fixtures import TEST_POINTS
+
+    rows = [{"draw": d, "name": n, "phases": {"bonus": b, "residual": r}}
+            for d, b, r in (("gumbel-div8", 100, 50), ("invcdf-wide48", 80, 40),
+                            ("fixed-u96", 80 + 8 * TEST_POINTS["all-accept"].R, 40))
+            for n in ("all-accept", "first-reject")]
+    cyc = ch.fixed_cycles(rows, TEST_POINTS)
+    assert cyc["all-accept"]["tail_per_row"] == 8 and cyc["first-reject"]["tail_per_row"] == 0
+    assert np.isfinite(cyc["all-accept"]["tail_per_row"])

@@ -1,0 +1,111 @@
+"""The introduction's and the algorithm chapter's figures, computed by their modules: the
+recommended draw's guarantee, the headline in words, the gap to the note, the noise's hard
+limit and what a small check can see, the χ² cells, the flat target's mass."""
+
+import math
+
+import numpy as np
+import pytest
+
+from rslab import note
+from rslab.chapters import algorithm as alg
+from rslab.chapters import intro
+from rslab.fixtures import VOCAB, random_target_logits, zipf_target_logits
+from rslab.numerics.divergence_bound import samples_no_test_sees
+from rslab.numerics.fixed_invcdf import GUARANTEE
+from rslab.numerics.methods import RECOMMENDED, variant_name
+from rslab.reference import target_probs
+
+
+def test_the_recommended_draw_keeps_every_test_below_the_advantage_at_the_notes_target():
+    rec = intro.recommended()
+    assert rec["name"] == variant_name(*RECOMMENDED)
+    assert rec["bound"] == GUARANTEE and rec["samples"] == samples_no_test_sees(GUARANTEE)
+    assert rec["samples"] > 10 * intro.NOTE_TARGET
+    assert rec["advantage_at_target"] == pytest.approx(math.sqrt(1e10 * GUARANTEE / 2))
+    assert rec["advantage_at_target"] < rec["advantage"] == 0.1
+
+
+def test_a_slowdown_is_never_called_a_speedup():
+    assert intro.speed_words(2.883) == "2.88× faster"
+    assert intro.speed_words(0.939) == "1.06× slower"
+    assert intro.sci(1.8789e-13) == "1.9 × 10⁻¹³" and intro.sci(1.06e11) == "1.1 × 10¹¹"
+    assert intro.power_of_two(120) == "2¹²⁰"
+
+
+def test_at_the_readers_scale_first_step_reject_is_slower_and_the_page_says_where():
+    runs = intro.headline_runs(1024)
+    items = {it["name"]: it for it in intro.items_of(runs)}
+    (base, speedup), = items["first-reject"]["speedups"]
+    assert speedup < 1 and "slower" in intro.speed_words(speedup)
+    fr = next(r for r in runs if r["name"] == "first-reject")
+    assert "residual Gumbel" in intro.slower_phases(fr)
+    text, slower = intro.scale_note(runs, intro.items_of(runs), 1024)
+    assert list(slower) == ["first-reject"] and "first-reject program is slower" in text
+    gap = intro.note_gap(intro.items_of(runs), 1024)
+    assert not gap["comparable"] and "no measure" in intro.gap_sentence(gap)
+    assert "S = 4 drafts, R = 2 requests" in intro.test_points(runs)
+
+
+def test_the_note_gap_is_measured_against_the_floor():
+    items = [{"name": "all-accept", "optimised": 211_574, "floor": 207_663,
+              "note_optimised": 128_453},
+             {"name": "first-reject", "optimised": 33_456, "floor": 33_013,
+              "note_optimised": 38_032}]
+    gap = intro.note_gap(items, note.VOCAB)
+    assert gap["comparable"]
+    assert gap["all-accept"]["below_floor_pct"] == pytest.approx(100 * (1 - 128_453 / 207_663))
+    assert gap["first-reject"]["below_floor_pct"] < 0
+    assert "128,453 cycles, 38 % below the floor" in intro.gap_sentence(gap)
+
+
+@pytest.mark.heavy
+def test_at_the_notes_vocabulary_the_notes_all_accept_ran_below_the_models_floor():
+    items = {it["name"]: it for it in intro.headline_items(VOCAB)}
+    aa, fr = items["all-accept"], items["first-reject"]
+    assert aa["note_optimised"] < aa["floor"] <= aa["optimised"]
+    assert fr["optimised"] < fr["note_optimised"]
+    assert all(s > 1 for it in items.values() for _, s in it["speedups"])
+
+
+def test_a_token_past_the_noises_spread_is_never_drawn():
+    logits = np.float32([0.0, -10.0, -20.0, -30.0]) / np.float32(np.log2(np.e))
+    count, mass = alg.never_drawn(logits, 15.0)
+    assert count == 2
+    assert mass == pytest.approx(float(target_probs(logits)[2:].sum()), rel=1e-6)
+    assert alg.never_drawn(logits, 30.5)[0] == 0
+
+
+def test_the_noise_ranges_and_the_rank2_targets_undrawable_tokens():
+    exact, div8 = alg.noise_range("exact"), alg.noise_range("div8")
+    assert div8[0] == pytest.approx(exact[0], abs=1e-3) and div8[1] < exact[1] - 9
+    assert alg.infinite_share("naive") > 0.01 and alg.infinite_share("div8") == 0
+    zipf = zipf_target_logits(1, 0, VOCAB, exponent=2.0, seed=5)[0, 0]
+    rows = {r["path"]: r for r in alg.cap_rows({"rank^-2": zipf}, {"exact": exact,
+                                                                   "div8": div8})}
+    assert 0 < rows["exact"]["mass"] < rows["div8"]["mass"] < 1e-3
+    for r in rows.values():  # a level-10^-3 test aimed at the tokens: (1 − m)^n = 10^-3
+        assert (1 - r["mass"]) ** r["aimed"] == pytest.approx(1e-3)
+    # the chapter's check (64 samples at quick scale, 400 at book) most often sees none
+    assert (1 - rows["div8"]["mass"]) ** 400 > 0.5
+
+
+def test_the_flat_targets_mass_lies_between_two_to_the_minus_17_and_minus_14():
+    p = target_probs(random_target_logits(1, 0, VOCAB, seed=5, scale=1.5)[0, 0])
+    q25, q50, q75 = (alg.mass_quantile(p, q) for q in (0.25, 0.5, 0.75))
+    assert -17.5 < q25 < -16.5 and -16 < q50 < -15.2 and -14.5 < q75 < -13.7
+    assert alg.mass_quantile(np.array([0.25, 0.25, 0.5])) == -2.0
+
+
+def test_chi2_cells_are_merged_until_each_expects_five():
+    probs = np.array([0.002, 0.002, 0.003, 0.006, 0.013, 0.069, 0.905])
+    np.testing.assert_array_equal(alg.merged_cells(probs, 400), [0, 0, 0, 0, 1, 2, 3])
+    np.testing.assert_array_equal(alg.merged_cells(probs, 64), [0, 0, 0, 0, 0, 0, 1])
+    assert alg.merged_chi2_pvalue(np.array([0, 0, 0, 0, 0, 0, 10]), probs, 10) == (1.0, 1)
+    pvalue, cells = alg.merged_chi2_pvalue(np.array([5, 0, 0, 0, 0, 0, 395]), probs, 400)
+    assert cells == 4 and pvalue < 1e-3
+
+
+def test_the_notes_top_bin_holds_one_64th_of_the_ideal_noise():
+    t = alg.top_bin_start(64)
+    assert 2.0 ** -(2.0**-t) == pytest.approx(63 / 64)
