@@ -1,11 +1,14 @@
 """Chapter "Many cores": the chip, a row split over its cores, the merges, the two modes, the
 curves against the chip's bound, and a live chip run.
 
-What a page calls: :func:`chip_rows` and :func:`sources` (the chip and where its numbers
-come from), :func:`merge_algebra` (what merges exactly on one row, and what does not),
-:func:`change_rates` (how often the float32 merge changes an outcome), :func:`curves`,
-:func:`scaling` and :func:`targets` (the grid against the chip's bound), ``curve_figure``
-and ``live_figure`` (``draw`` functions for ``live_figure``) with their controls.
+What a page calls: :func:`peers` (what the sampler's peers reported in 2026),
+:func:`chip_rows` and :func:`sources` (the chip and where its numbers come from),
+:func:`merge_algebra` (what merges exactly on one row, and what does not) and
+:func:`merge_rows`, :func:`change_rates` and :func:`rate_rows` (how often the float32 merge
+changes an outcome), :func:`curves`, :func:`scaling`, :func:`scaling_rows`,
+:func:`mode_rows` and :func:`targets` (the grid against the chip's bound), ``curve_figure``
+and ``live_figure`` (``draw`` functions for ``live_figure``) with their controls, and
+:func:`merge_argmax` (the exercise's merge, as a reference).
 """
 
 from __future__ import annotations
@@ -25,6 +28,29 @@ from rslab.numerics.split_sum import SplitSum, even_split, split_softmax
 from rslab.scale import by_scale
 from rslab.viz import chip_plots as cp
 from rslab.viz.controls import choice_control, int_control
+
+PEERS = (
+    ("vLLM (GPU, Triton top-p)", "one program per row, serially sweeping the full vocabulary, "
+     "performs poorly below ~40 rows; replaced by a split-row pipeline for batches ≤ 64",
+     "vllm-project/vllm#54502, #54651 (Aug–Sep 2026)"),
+    ("vllm.cpp (ROCm)", "a split-phase Gumbel argmax over 128 blocks instead of one block on 1 "
+     "of 96 compute units: the sampling kernel 1,665 µs → ~50 µs",
+     "mudler/vllm.cpp#3010 (Sep 2026)"),
+    ("imp (GPU)", "a two-phase multi-block sampler (block max and Σexp, merged with an online "
+     "rescale): 737 µs → 83 µs, \"distribution-identical … not bit-identical\"",
+     "kekzl/imp#745 (Jun 2026)"),
+    ("Tenstorrent tt-metal", "on-device sampling cuts the vocabulary into power-of-two chunks "
+     "(V = 151,936 → four); padding measured as pure overhead",
+     "tenstorrent/tt-metal#53167 (Aug 2026)"),
+)
+"""(who, what they reported, where) from ``shared/reference/many-cores.md``: their figures,
+labelled as theirs, never measured here."""
+
+
+def peers() -> list[dict]:
+    """The peers' reports as table rows."""
+    return [{"who": w, "what they reported": what, "where": where} for w, what, where in PEERS]
+
 
 SOURCES = (
     ("hbm_bytes_per_cycle", "a core's NoC link: one 256-bit flit (32 B) per cycle, 32 GB/s at "
@@ -82,6 +108,40 @@ def merge_algebra(vocab: int = VOCAB, cores: int = 16, rows: int = 8, seed: int 
     return out
 
 
+def merge_rows(a: dict) -> list[dict]:
+    """:func:`merge_algebra`'s counts as table rows with human headers."""
+    n = a["rows"]
+    return [{"what is merged": "the row max",
+             "rows equal to one core's": f"{a['max_equal']} of {n}",
+             "how": "max of the cores' maxima"},
+            {"what is merged": "the argmax", "rows equal to one core's":
+             f"{a['argmax_equal']} of {n}", "how": "the lowest index among the largest"},
+            {"what is merged": "the fixed-point draw's integer total",
+             "rows equal to one core's": f"{a['integer_total_equal']} of {n}",
+             "how": "sum of the cores' exact totals"},
+            {"what is merged": "the float32 sum s, max first", "rows equal to one core's":
+             f"{a['sum_equal']['max-first']} of {n}",
+             "how": f"sum of the cores' sums (at most {a['sum_ulps_max']['max-first']} "
+                    "float32 steps off)"},
+            {"what is merged": "the float32 sum s, online", "rows equal to one core's":
+             f"{a['sum_equal']['online']} of {n}",
+             "how": f"rescaled (max, Σ) pairs (at most {a['sum_ulps_max']['online']} "
+                    "float32 steps off)"}]
+
+
+ORDER_NAMES = {"numpy": "NumPy's order (one core, pairwise)", "split16": "16 cores, max first",
+               "split16-online": "16 cores, online", "split64": "64 cores, max first"}
+
+
+def rate_rows(rates) -> list[dict]:
+    """:func:`change_rates` as table rows with human headers."""
+    return [{"order of the sum": ORDER_NAMES[r["order"]],
+             "positions changed": f"{r['positions_changed']} of {r['positions']}",
+             "mean probability of a different outcome": f"{r['mean']:.1e}",
+             "largest at one position": f"{r['max']:.1e}",
+             "of which a flipped decision": f"{r['decision_mean']:.1e}"} for r in rates]
+
+
 def change_rates(vocab: int = VOCAB, positions: int | None = None, seed: int = 0) -> list[dict]:
     """Per order of the float32 sum (NumPy's, split over 16 and 64 cores), the exact
     probability that it changes a position's outcome against one core's, over sampled
@@ -95,14 +155,17 @@ def change_rates(vocab: int = VOCAB, positions: int | None = None, seed: int = 0
 
 READER_GRID = {"requests": (2,), "cores": (1, 8, 32, 64)}
 """The grid at the reader's scale: the note's first-step reject and all-accept at R = 2 (a
-minute in Lab); the book's scale computes :data:`rslab.kernels.sampler.chip_curves.GRIDS`."""
+minute in Lab)."""
+BOOK_GRID = {"requests": (1, 2, 8), "cores": (1, 2, 4, 8, 16, 32, 64)}
+"""The page's grid at the book's scale (the bench computes
+:data:`rslab.kernels.sampler.chip_curves.GRIDS`, R up to 64)."""
 
 
 def curves(vocab: int = VOCAB, **grid) -> list[dict]:
     """The grid's points (:func:`rslab.kernels.sampler.chip_curves.curve_points`, computed
-    on this machine's cores, each once per book build; at scale quick :data:`READER_GRID`
-    unless ``grid`` says otherwise)."""
-    grid = by_scale(READER_GRID, {}, {}) | grid
+    on this machine's cores, each once per book build; :data:`READER_GRID` at scale quick,
+    :data:`BOOK_GRID` at book, unless ``grid`` says otherwise)."""
+    grid = by_scale(READER_GRID, BOOK_GRID, {}) | grid
     with make_executor() as executor:
         return curve_points(vocab, executor=executor, **grid)
 
@@ -110,6 +173,37 @@ def curves(vocab: int = VOCAB, **grid) -> list[dict]:
 def scaling(points) -> list[dict]:
     """Per curve, where strong scaling ends and what binds there."""
     return scaling_end(points)
+
+
+def scaling_rows(ends) -> list[dict]:
+    """:func:`scaling`'s curves as table rows with human headers."""
+    return [{"test point": e["name"], "mode": e["mode"], "R": e["R"],
+             "fastest at (cores)": e["best_cores"], "cycles there": f"{e['best_cycles']:,}",
+             "speed-up over 1 core": f"{e['speedup']:.1f}×",
+             "doubling stops paying after (cores)": e["ends_at"],
+             "what binds there": e["binding_there"]} for e in ends]
+
+
+def mode_rows(points, name: str = "first-reject", R: int = 2) -> list[dict]:
+    """Per mode and core count of one test point: cycles, the chip's bound and its terms."""
+    pts = sorted((p for p in points if p["name"] == name and p["R"] == R),
+                 key=lambda p: (p["mode"], p["cores"]))
+    return [{"mode": p["mode"], "cores": p["cores"], "cycles": f"{p['cycles']:,}",
+             "chip's bound": f"{p['bound_cycles']:,}", "binds": p["binding"],
+             "of it, the exchange": f"{p['exchange_cycles']:,}",
+             "cycles / bound": f"{p['ratio']:.2f}"} for p in pts]
+
+
+def merge_argmax(row, cores: int) -> int:
+    """The argmax of ``row`` from its slices over ``cores`` (:func:`even_split`'s bounds):
+    each slice's max and first argmax, then the largest, ties to the lowest slice."""
+    b = even_split(row.size, cores).bounds
+    best = None
+    for lo, hi in zip(b, b[1:], strict=False):
+        k = lo + int(np.argmax(row[lo:hi]))
+        if best is None or row[k] > row[best]:
+            best = k
+    return best
 
 
 def targets(points) -> list[dict]:
@@ -188,14 +282,14 @@ def live_figure(vocab: int = VOCAB):
     return draw
 
 
-def cores_control():
-    """The cores, 1 to 64; 1, 8, 32 and 64 precomputed, 32 first shown."""
-    return int_control("cores", 1, 64, frames=(1, 8, 32, 64), value=32, label="cores")
+def cores_control(frames=(1, 8, 32, 64)):
+    """The cores, 1 to 64; ``frames`` precomputed, 32 first shown."""
+    return int_control("cores", 1, 64, frames=frames, value=32, label="cores")
 
 
-def requests_control():
-    """The requests, 1 to 64; 2 (the note's first-step reject) and 8 precomputed."""
-    return int_control("requests", 1, 64, frames=(2, 8), value=2, label="requests R")
+def requests_control(frames=(2, 8)):
+    """The requests, 1 to 64; ``frames`` precomputed (2: the note's first-step reject)."""
+    return int_control("requests", 1, 64, frames=frames, value=2, label="requests R")
 
 
 def mode_control():
@@ -203,7 +297,7 @@ def mode_control():
     return choice_control("mode", ("sequential", "parallel"), label="mode")
 
 
-def hbm_control():
-    """The HBM's bytes per cycle: 1,152 (the default) and half of it precomputed."""
-    return int_control("hbm", 128, 4608, step=128, frames=(576, 1152), value=1152,
+def hbm_control(frames=(576, 1152)):
+    """The HBM's bytes per cycle: ``frames`` precomputed, 1,152 (the default) first shown."""
+    return int_control("hbm", 128, 4608, step=128, frames=frames, value=1152,
                        label="HBM B/cycle", fmt=lambda v: f"{v:,}")
