@@ -156,7 +156,7 @@ def change_rates(vocab: int = VOCAB, positions: int | None = None, seed: int = 0
 READER_GRID = {"requests": (2,), "cores": (1, 8, 32, 64)}
 """The grid at the reader's scale: the note's first-step reject and all-accept at R = 2 (a
 minute in Lab)."""
-BOOK_GRID = {"requests": (1, 2, 8), "cores": (1, 2, 4, 8, 16, 32, 64)}
+BOOK_GRID = {"requests": (1, 2), "cores": (1, 2, 4, 8, 16, 32, 64)}
 """The page's grid at the book's scale (the bench computes
 :data:`rslab.kernels.sampler.chip_curves.GRIDS`, R up to 64)."""
 

@@ -27,6 +27,8 @@ def cycles_vs_cores(points, name: str, mode: str, highlight: int | None = None):
         ax.axvline(highlight, color="#888888", lw=1)
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
+    counts = sorted({p["cores"] for p in pts})
+    ax.set_xticks(counts, [str(c) for c in counts])
     ax.set_xlabel("cores")
     ax.set_ylabel("cycles (dashed: the chip's bound)")
     ax.set_title(f"{name}, {mode} mode")
