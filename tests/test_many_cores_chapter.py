@@ -1,6 +1,7 @@
 """The functions the chapter "Many cores" calls (rslab.chapters.many_cores), on small rows."""
 
 import matplotlib
+import numpy as np
 
 from rslab.chapters import many_cores as mc
 
@@ -38,3 +39,21 @@ def test_the_curve_figure_marks_the_cores():
                        modes=("sequential",))
     fig, caption = mc.curve_figure(points)(2)
     assert caption.startswith("2 cores: R = 2") and mc.targets(points) == []
+
+
+def test_the_lowest_core_merge_is_numpys_argmax_with_ties():
+    rng = np.random.default_rng(1)
+    rows = rng.integers(0, 4, size=(200, 1000)).astype(np.float32)
+    assert all(mc.merge_argmax(r, k) == int(np.argmax(r)) for r in rows for k in (1, 3, 7))
+
+
+def test_a_row_split_over_cores_is_faster_and_its_tables_read_as_prose():
+    points = mc.curves(vocab=8192, requests=(2,), cores=(1, 8), names=("first-reject",))
+    by = {(p["mode"], p["cores"]): p for p in points}
+    assert all(p["tokens_match_reference"] for p in points)
+    assert by[("sequential", 8)]["cycles"] < by[("sequential", 1)]["cycles"]
+    assert by[("parallel", 1)]["bound_cycles"] >= by[("sequential", 1)]["bound_cycles"]
+    rows = mc.scaling_rows(mc.scaling(points)) + mc.mode_rows(points)
+    assert all("_" not in key for row in rows for key in row)
+    merged = mc.merge_rows(mc.merge_algebra(vocab=2048, cores=4, rows=2))
+    assert merged[0]["rows equal to one core's"] == "2 of 2"
