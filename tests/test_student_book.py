@@ -131,7 +131,6 @@ def test_a_tagged_answer_leaks_nowhere_and_an_untagged_one_is_found(two_page_boo
 
 KNOWN_UNTAGGED = {
     "03_dataflow": {"dataflow-ex1"},
-    "04_pipelining": {"pipelining-ex1", "pipelining-ex5"},
     "05_div8": {"div8-halve-tau", "div8-clamp-t", "div8-atom-ks"},
     "06_div14": {"div14-div4-div8", "div14-power", "div14-index-bits"},
     "09_results": {"results-fr-naive", "results-third-valu"},

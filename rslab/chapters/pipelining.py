@@ -16,6 +16,7 @@ from rslab.kernels.studies import steady as pb
 from rslab.kernels.studies.argmax_loop import run_argmax
 from rslab.viz import schedule_plots as sp
 from rslab.viz.controls import int_control
+from rslab.viz.tables import markdown_table
 
 
 @functools.lru_cache(maxsize=64)
@@ -152,9 +153,134 @@ def loop_bounds(vocab: int = 1024) -> list[dict]:
     return rows
 
 
+DRAWING_LOOPS = ("Gumbel", "bonus row", "residual row")
+"""The loops that draw a token (their names contain one of these)."""
+
+
 def recurrence_bound(rows) -> dict:
-    """From :func:`loop_bounds`' rows: the loops whose recurrence binds (RecMII > ResMII), and
-    the largest RecMII / ResMII among the loops that do a Gumbel draw's work per vector."""
+    """From :func:`loop_bounds`' rows: the loops whose recurrence binds (RecMII > ResMII); the
+    largest RecMII / ResMII among the loops with a vector's work (the Gumbel study loops and
+    every sampler loop, row max included: ``work_ratio``) and among those that draw a token
+    (``draw_ratio``)."""
     bound = [r["loop"] for r in rows if r["rec_mii"] > r["res_mii"]]
     work = [r for r in rows if "Gumbel" in r["loop"] or r["loop"].startswith("sampler")]
-    return {"loops": bound, "work_ratio": max(r["rec_mii"] / r["res_mii"] for r in work)}
+    draw = [r for r in work if any(k in r["loop"] for k in DRAWING_LOOPS)]
+    return {"loops": bound, "work_ratio": max(r["rec_mii"] / r["res_mii"] for r in work),
+            "draw_ratio": max(r["rec_mii"] / r["res_mii"] for r in draw)}
+
+
+def one_stage_timing(schedule) -> dict:
+    """Where the one-stage schedule's II comes from: the issue cycles of its pushes, its last
+    pop and last add, and the iteration's length (the II one stage needs)."""
+    at = {op.label: t for op, t in zip(schedule.graph.ops, schedule.times, strict=True)}
+    pushes = sorted(t for op, t in zip(schedule.graph.ops, schedule.times, strict=True)
+                    if op.is_push)
+    pops = [at[op.label] for op in schedule.graph.ops if op.opcode == "vpop"]
+    adds = [at[op.label] for op in schedule.graph.ops if op.label.startswith("acc")]
+    return {"pushes": pushes, "last_pop": max(pops), "last_add": max(adds),
+            "length": schedule.length}
+
+
+def chain_rows() -> list[dict]:
+    """Two unpack chains an iteration (two packed vectors, four workers) beside one (one
+    packed vector, two workers), each planned with the machine's hold and with hold 0, per
+    packed vector (finding: the note's two chains are not needed in this model)."""
+    rows = []
+    for chains, workers in ((2, 4), (1, 2)):
+        for plan_hold in (None, 0):
+            p = pb.sumexp_point(workers=workers, packed_per_iter=chains, plan_hold=plan_hold)
+            rows.append({"unpack chains": chains, "workers": workers,
+                         "planned with": "the hold" if plan_hold is None else "hold 0",
+                         "II": p["ii"], "stages": p["stages"],
+                         "vector registers": p["vector_registers"],
+                         "cycles / packed vector": p["measured_ii"] / chains,
+                         "stall cycles / packed vector": p["stalls_per_iter"] / chains})
+    return rows
+
+
+def row_accounting(vocab: int) -> dict:
+    """The whole-row sum-exp run's cycles after the setup, against ResMII × iterations +
+    (stages − 1) × II, and what makes the difference: the final reduction's bundles (halt
+    included) and RAW stall cycles, less the cycles the epilogue saves by ending at its last
+    op (``trimmed``)."""
+    from rslab.kernels.studies.sumexp_loop import packed_row, sumexp_program
+    from rslab.machine import MachineConfig, assemble, simulate
+    from rslab.machine.bf16 import round_to_bf16
+
+    f = pb.sumexp_figures(vocab=vocab)
+    row = round_to_bf16(np.random.default_rng(0).normal(size=vocab).astype(np.float32) * 3)
+    text, loop = sumexp_program(-(-vocab // 256), float(row.max()))
+    run = simulate(assemble(text), MachineConfig(), vmem=packed_row(row), trace=True)
+    lines = [ln for ln in text.splitlines() if ln and not ln.startswith("#")]
+    last_body = max(i for i, ln in enumerate(lines) if "#@" in ln)
+    reduction = len(lines) - 1 - last_body
+    raw = sum(b.stall for b in run.trace.bundles[-reduction:] if b.cause == "raw")
+    return {**f, "reduction_bundles": reduction, "reduction_stalls": raw,
+            "run_stalls": run.stall_cycles,
+            "trimmed": f["predicted_cycles"] + reduction + raw - f["loop_cycles"]}
+
+
+def unroll_cause(loop) -> dict:
+    """Why modulo variable expansion unrolls ``loop``'s kernel: its longest-lived value, that
+    value's lifetime and the copies it needs (lifetime / II, rounded up)."""
+    sch = loop.schedule
+    name, life = max(sch.lifetimes().items(), key=lambda kv: kv[1])
+    return {"value": name, "lifetime": life, "ii": sch.ii, "copies": -(-life // sch.ii),
+            "unroll": loop.expansion.unroll}
+
+
+CROSS_CHECK_NAMES = {"sumexp": "sum-exp, pipelined", "sumexp-hold0": "sum-exp, planned with hold 0",
+                     "sumexp-serial": "sum-exp, one stage (nops)",
+                     "sumexp-serial-compact": "sum-exp, one stage (stalls)",
+                     "residual": "residual-Gumbel", "bonus": "bonus Gumbel-argmax"}
+
+
+def cross_check_table(rows) -> str:
+    """``pipeline_trace.cross_check`` rows as a table with human headers, per source
+    iteration."""
+    out = [{"loop": CROSS_CHECK_NAMES[r["loop"]], "planned II": r["planned II"],
+            "stages": r["stages"], "kernel unroll": r["unroll"],
+            "cycles / iteration (trace)": f"{r['trace cycles/iter']:g}",
+            "cycles / iteration (differencing)": f"{r['diff cycles/iter']:g}",
+            "stalls / iteration (trace)": f"{r['trace stalls/iter']:g}",
+            "stalls / iteration (differencing)": f"{r['diff stalls/iter']:g}"}
+           for r in rows]
+    return markdown_table(out, fmt=lambda _, v: str(v))
+
+
+def table(rows, digits: int = 3) -> str:
+    """Rows of dicts as a Markdown table, floats to ``digits`` significant digits."""
+    return markdown_table(rows, fmt=lambda _, v: f"{v:.{digits}g}" if isinstance(v, float)
+                          else str(v))
+
+
+def fifo_entries(sfu_latencies: tuple) -> list[int]:
+    """The most SFU FIFO entries the sum-exp schedule holds at once, per SFU latency (the
+    default machine otherwise): where a longer latency's results wait."""
+    from rslab.kernels.studies.sumexp_loop import sumexp_loop
+    from rslab.machine import MachineConfig
+    from rslab.schedule import SlotModel
+
+    return [sumexp_loop(16, model=SlotModel.from_config(MachineConfig().with_(
+        latency={"sfu": L}))).schedule.fifo_occupancy() for L in sfu_latencies]
+
+
+def sweep_best(rows) -> dict:
+    """From ``rslab pipeline --sweep --json`` rows: per unroll, the scheduled row of the
+    fewest cycles per source iteration."""
+    best = {}
+    for r in rows:
+        if r["status"] == "ok" and (r["unroll"] not in best or r["cycles_per_source_iteration"]
+                                    < best[r["unroll"]]["cycles_per_source_iteration"]):
+            best[r["unroll"]] = r
+    return best
+
+
+def sweep_table(rows) -> str:
+    """``--sweep`` rows as a table: unroll, II, MII and cycles per source iteration, or why
+    no schedule exists at that II."""
+    out = [{"unroll": r["unroll"], "II": r["ii"], "MII": r["mii"],
+            "cycles / source iteration": (f"{r['cycles_per_source_iteration']:.3g}"
+                                          if r["status"] == "ok" else "no schedule found"),
+            "stages": r["stages"] if r["status"] == "ok" else "–"} for r in rows]
+    return markdown_table(out, fmt=lambda _, v: str(v))

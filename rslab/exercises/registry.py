@@ -78,7 +78,7 @@ EXERCISES = {e.id: e for e in (
              "At VALU latency {valu_latency}, how many workers (1, 2 or 4) does the sum-exp "
              "loop need for its RecMII to be at most its ResMII?", o.workers_for_resmii,
              {"valu_latency": 6}, {"valu_latency": 3}),
-    Exercise("pipelining-stages", "04_pipelining: (new)",
+    Exercise("pipelining-stages", "04_pipelining: pipelining-stages",
              "At SFU latency {sfu_latency}, how many stages does the chapter's sum-exp "
              "schedule have?", o.sumexp_stages, {"sfu_latency": 25}, {"sfu_latency": 13}),
     Exercise("results-valu-slots", "09_results: results-third-valu",

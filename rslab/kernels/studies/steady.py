@@ -92,11 +92,13 @@ def residual_figures(config=None, *, kind: str = "residual", packed_per_iter: in
 
 def sumexp_point(*, workers: int = 4, sfu_latency: int = 13, hold: int = 1,
                  valu_latency: int = 3, plan_hold: int | None = None,
-                 max_stages: int | None = None, scheduler: str = "heuristic") -> dict:
+                 max_stages: int | None = None, scheduler: str = "heuristic",
+                 packed_per_iter: int = 2) -> dict:
     """One design point: achieved II, measured stalls per iteration, vector registers.
 
     ``plan_hold`` lets the scheduler plan with a different hold-issue than the
-    machine has (to show what an unmodelled hold costs).
+    machine has (to show what an unmodelled hold costs); ``packed_per_iter`` packed vectors
+    an iteration (each one unpack chain).
     """
     from rslab.machine import MachineConfig
 
@@ -107,11 +109,13 @@ def sumexp_point(*, workers: int = 4, sfu_latency: int = 13, hold: int = 1,
         model = model.replace(sfu_hold=plan_hold)
 
     def make(iters):
-        return sumexp_program(2 * iters, 0.0, model=model, workers=workers,
-                              max_stages=max_stages, scheduler=scheduler)[0]
+        return sumexp_program(packed_per_iter * iters, 0.0, model=model, workers=workers,
+                              max_stages=max_stages, scheduler=scheduler,
+                              packed_per_iter=packed_per_iter)[0]
 
-    _, loop = sumexp_program(16, 0.0, model=model, workers=workers, max_stages=max_stages,
-                             scheduler=scheduler)
+    _, loop = sumexp_program(8 * packed_per_iter, 0.0, model=model, workers=workers,
+                             max_stages=max_stages, scheduler=scheduler,
+                             packed_per_iter=packed_per_iter)
     sch = loop.schedule
     iters = sch.stage_count + 2 * loop.expansion.unroll + 2
     steady = steady_state(make, iters, 2 * loop.expansion.unroll, config)
