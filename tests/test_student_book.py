@@ -5,7 +5,7 @@
   whose answer cell is tagged leaks nothing (sentences, numbers, claims, downloads), the page
   whose answer cell is not is caught by :func:`rslab.student.leaks`;
 - every page of the book: the names its solutions cite come from cells tagged ``solution``
-  (``KNOWN_UNTAGGED`` lists today's pages that do not yet: it may only shrink);
+  (every page's do);
 - ``leaks`` (``make leak-test``): the whole students' book at quick scale searched for the
   full book's answers: solution sentences and numbers, and the cells computing them (their
   claims and definitions) (``KNOWN_LEAKS``: today's pages; it may only shrink).
@@ -129,25 +129,11 @@ def test_a_tagged_answer_leaks_nowhere_and_an_untagged_one_is_found(two_page_boo
     assert "0.1429" in clean["book/clean.html"]  # the chapter's own number is still there
 
 
-KNOWN_UNTAGGED = {
-    "03_dataflow": {"dataflow-ex1"},
-    "05_div8": {"div8-halve-tau", "div8-clamp-t", "div8-atom-ks"},
-    "06_div14": {"div14-div4-div8", "div14-power", "div14-index-bits"},
-    "09_results": {"results-fr-naive", "results-third-valu"},
-    "07_beyond": {"beyond-half-tail"},
-}
-"""Solutions whose cited names come from cells not yet tagged ``solution`` (today's pages, to
-be tagged by the second edition): the set may only shrink."""
-
-
 @pytest.mark.parametrize("page", toc_pages(), ids=[p.stem for p in toc_pages()])
 def test_the_names_a_solution_cites_come_from_solution_cells(page):
     found = {label for label, _ in untagged_answers(page.read_text())}
-    known = KNOWN_UNTAGGED.get(page.stem, set())
-    assert found <= known, f"{page.name}: tag the cells these solutions cite `solution`: " \
-                           f"{sorted(found - known)}"
-    assert found == known, f"{page.name}: {sorted(known - found)} are tagged now: remove them " \
-                           "from KNOWN_UNTAGGED"
+    assert not found, f"{page.name}: tag the cells these solutions cite `solution`: " \
+                      f"{sorted(found)}"
 
 
 KNOWN_LEAKS = {"03_dataflow", "04_pipelining", "05_div8", "06_div14", "09_results",
