@@ -134,7 +134,6 @@ KNOWN_UNTAGGED = {
     "04_pipelining": {"pipelining-ex1", "pipelining-ex5"},
     "05_div8": {"div8-halve-tau", "div8-clamp-t", "div8-atom-ks"},
     "06_div14": {"div14-div4-div8", "div14-power", "div14-index-bits"},
-    "09_results": {"results-fr-naive", "results-third-valu"},
     "07_beyond": {"beyond-half-tail"},
 }
 """Solutions whose cited names come from cells not yet tagged ``solution`` (today's pages, to
