@@ -105,3 +105,93 @@ def test_every_input_the_sampler_refuses_raises_its_own_error():
     assert len(rows) == len(results.SAMPLER_REJECTS)
     assert all(kind == "ValueError" and msg for _, _, kind, msg in rows)
     assert "\\|" in results.rejection_table()  # the messages' bars do not split the table
+
+
+def test_a_tie_of_units_is_explained_whatever_their_order():
+    """Review 09 #5: the floor names a tie in its units' order (``st = valu``); the chapter's
+    explanation of it is found."""
+    from rslab.machine.floor import resource_floor
+
+    slots = MachineConfig().slots
+    cycles, binding = resource_floor({"valu": 8, "st": 4}, slots)
+    assert binding == "st = valu" and results.binding_why(binding)
+    assert results.binding_why("valu = st") == results.binding_why(binding)
+    words = results.binding_words({"max": {"binding": binding}, "sumexp": {"binding": "sfu = valu"},
+                                   "bonus": {"binding": "valu"}})
+    assert "lands the float32 halves" in words and "four exp2 pushes" in words
+
+
+def test_the_floor_above_the_task_bound_splits_by_rows():
+    """Review 09 #3: at the note's V the rows' shares of the VALU-bound task bound sum to it;
+    the checked rows' share is 4 cycles per packed vector, the bonus rows' 11."""
+    tp = TEST_POINTS["all-accept"]
+    task = machine_task_bound(MachineConfig(), SamplerLayout(tp.R, tp.S, VOCAB),
+                              results.accepted_at("all-accept"))
+    floors = {"max": 39424, "sumexp": 78528, "bonus": 85392, "acceptance": 2560,
+              "dma_wait": 1737, "setup": 22}
+    row = {"name": "all-accept", "R": tp.R, "S": tp.S, "vocab": VOCAB,
+           "optimized_task_bound": task,
+           "optimized_floor": {ph: {"bound_cycles": c} for ph, c in floors.items()}}
+    parts = {p["part"]: p for p in results.floor_over_task(row)}
+    assert parts["sum-exp"]["task"] == 32 * 605 * 4
+    assert parts["bonus Gumbel"]["task"] == 8 * 605 * 11
+    assert sum(p["task"] for p in parts.values()) == task["bound_cycles"]
+    assert parts["row max"]["over"] == 39424
+    assert sum(p["over"] for p in parts.values()) == sum(floors.values()) - task["bound_cycles"]
+    with pytest.raises(ValueError, match="dma-bound"):
+        results.floor_over_task(dict(row, optimized_task_bound=dict(task, binding="dma")))
+
+
+def test_the_notes_all_accept_margin_is_less_than_one_op_per_bonus_vector():
+    """Review 09 #6: the note's all-accept lies below the task bound by less than what one
+    VALU op per float32 vector of the bonus rows costs on two VALU slots."""
+    tp = TEST_POINTS["all-accept"]
+    bound = machine_task_bound(MachineConfig(), SamplerLayout(tp.R, tp.S, VOCAB),
+                               results.accepted_at("all-accept"))["bound_cycles"]
+    margin = bound - note.SCENARIOS["all-accept"][1]
+    assert 0 < margin < tp.R * (VOCAB // 256) * 2 / 2
+
+
+def test_the_dma_waits_floor_is_not_a_bound_on_the_wait():
+    """Review 09 #1: at V = 1,024 first-step reject waits less for its DMAs than the wait's
+    floor, while its total stays above the sum of the floors."""
+    from rslab.fixtures import scenario_inputs
+    from rslab.kernels.sampler.floor import total_floor
+    from rslab.kernels.sampler.plans import OPTIMISED
+    from rslab.kernels.sampler.run import run_sampler
+
+    run = run_sampler(scenario_inputs("first-reject", V=1024), "fast", OPTIMISED)
+    assert run.floors["dma_wait"]["ratio"] < 1
+    assert total_floor(run.floors)["bound_cycles"] <= run.cycles
+
+
+def test_the_first_translation_loses_first_step_reject_in_its_residual_row():
+    """Review 09 #2: against the partly optimised baseline, the first translation's plan
+    spends its extra cycles mostly in the residual row, none in the acceptance check."""
+    ex = results.exercise_runs(4096, third_valu=False)
+    gap = ex["fr_naive_over_own"]
+    assert max(gap, key=gap.get) == "residual Gumbel"
+    assert abs(gap["acceptance"]) < 0.01 * sum(gap.values())
+    assert ex["fr_naive_speedup"] > ex["fr_speedup"]
+
+
+def test_philox_in_the_loop_costs_more_than_the_exact_paths_net_ops():
+    """Review 09 #7: hoisted, Philox takes 17.5 VALU ops per float32 vector (20 before
+    hoisting); the Exact body's net is less, the Fast noise's ops it drops."""
+    from rslab.kernels.sampler.plans import OPTIMISED
+
+    net = (results.valu_ops_per_vector(OPTIMISED, "exact")
+           - results.valu_ops_per_vector(OPTIMISED, "fast"))
+    assert results.philox_valu_per_vector() == 17.5
+    assert 0 < net < results.philox_valu_per_vector() < 20
+
+
+def test_raw_logit_bias_shows_long_before_a_step_of_one():
+    """Review 09 #8: at logits of 1e6 (a score step of 0.125) 40,000 draws are measurably
+    not uniform; at the limit they are not."""
+    from rslab import reference
+
+    n = 40_000
+    assert results.uniformity_p(results.raw_bonus_frequencies(1e6, n), n) < 1e-3
+    assert results.uniformity_p(
+        results.raw_bonus_frequencies(reference.BONUS_LOGIT_LIMIT, n), n) > 1e-3

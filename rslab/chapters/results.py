@@ -115,12 +115,20 @@ def amdahl(row) -> dict:
 
 
 BINDING_WHY = {
-    "valu = st": "it lands the float32 halves: as many stores as VALU ops over their slots",
-    "valu = sfu": "four exp2 pushes of two cycles each per eight VALU ops",
-    "valu": "the VALU alone",
-    "latency": "the fill and drain around the loop, latency-bound, outweigh its own work at "
-               "this V"}
-"""Why a loop phase's floor is bound by what binds it (:func:`binding_words`)."""
+    frozenset({"st", "valu"}): "it lands the float32 halves: as many stores as VALU ops over "
+                               "their slots",
+    frozenset({"sfu", "valu"}): "four exp2 pushes of two cycles each per eight VALU ops",
+    frozenset({"valu"}): "the VALU alone",
+    frozenset({"latency"}): "the fill and drain around the loop, latency-bound, outweigh its "
+                            "own work at this V"}
+"""Why a loop phase's floor is bound by what binds it (:func:`binding_words`), keyed by the
+binding's units in any order (``st = valu`` as :func:`rslab.machine.floor.resource_floor`
+names it)."""
+
+
+def binding_why(binding: str) -> str | None:
+    """:data:`BINDING_WHY` of a binding as the floor names it (``"st = valu"``), or None."""
+    return BINDING_WHY.get(frozenset(binding.split(" = ")))
 
 
 def binding_words(floors: dict, phases=("max", "sumexp", "bonus")) -> str:
@@ -132,7 +140,7 @@ def binding_words(floors: dict, phases=("max", "sumexp", "bonus")) -> str:
         groups.setdefault(floors[ph]["binding"], []).append(names[ph])
     parts = []
     for binding, who in groups.items():
-        why = BINDING_WHY.get(binding)
+        why = binding_why(binding)
         named = who[0] if len(who) == 1 else ", ".join(who[:-1]) + " and " + who[-1]
         parts.append(named + f" by {binding}" + (f" ({why})" if why else ""))
     return "; ".join(parts)
@@ -321,6 +329,69 @@ def below_other_floor(beyond) -> list[str]:
             for r in beyond if r["draw"] != "gumbel-div8" and r["cycles"] < floor[r["name"]]]
 
 
+GLUE = ("acceptance", "dma_wait", "setup")
+"""The phases outside the loops: per-position and per-row work, and the waits."""
+
+
+def floor_over_task(row, draw=("gumbel", "div8")) -> list[dict]:
+    """Where the optimised program's floor (row of :func:`run_scenarios`) lies above its
+    task bound, part by part: each loop phase's floor beside the share of the task bound's
+    binding unit that its rows' counted work takes (the row max: none, a reduction the bound
+    leaves out), and the glue (acceptance, DMA wait, setup), which the bound leaves out.
+    Only for a task bound set by the SFU or the VALU: the shares then sum to the bound."""
+    task = row["optimized_task_bound"]
+    unit = task["binding"]
+    if unit not in ("sfu", "valu"):
+        raise ValueError(f"{row['name']}: the task bound is {unit}-bound; only an SFU- or "
+                         "VALU-bound task bound splits by rows")
+    config, floors = MachineConfig(), row["optimized_floor"]
+    vectors = 2 * SamplerLayout(row["R"], row["S"], row["vocab"]).n_packed
+    accepted = accepted_at(row["name"])
+    checked = sum(min(a + 1, row["S"]) for a in accepted)
+    final = "bonus" if row["name"] == "all-accept" else "residual"
+
+    def share(kind: str, rows: int) -> float:
+        valu, trans = element_work(kind, "fast", draw)
+        bound = compute_bound(rows * vectors * valu, rows * vectors * trans, config)
+        return float(bound[f"{unit}_cycles"])
+
+    parts = [("row max", floors["max"]["bound_cycles"], 0.0),
+             ("sum-exp", floors["sumexp"]["bound_cycles"], share("checked", checked)),
+             (f"{final} Gumbel", floors[final]["bound_cycles"], share(final, row["R"])),
+             ("glue (acceptance, DMA wait, setup)",
+              sum(floors[ph]["bound_cycles"] for ph in GLUE), 0.0)]
+    return [{"part": name, "floor": f, "task": t, "over": f - t} for name, f, t in parts]
+
+
+def floor_over_task_table(parts) -> str:
+    """:func:`floor_over_task` as a table, with the totals."""
+    total = {"part": "whole program", "floor": sum(p["floor"] for p in parts),
+             "task": sum(p["task"] for p in parts), "over": sum(p["over"] for p in parts)}
+    return markdown_table([{"part": p["part"], "floor (cycles)": f"{p['floor']:,.0f}",
+                            "its share of the task bound": f"{p['task']:,.0f}",
+                            "floor above the task bound": f"{p['over']:,.0f}"}
+                           for p in [*parts, total]])
+
+
+def loops_gain(row, loops=("max", "sumexp", "bonus")) -> dict:
+    """The loop phases together: their cycles in the baseline and the optimised program,
+    their gain, and their share of the baseline's cycles."""
+    base = sum(row["baseline_phases"][ph] for ph in loops)
+    opt = sum(row["optimized_phases"][ph] for ph in loops)
+    return {"baseline": base, "optimised": opt, "gain": base / opt,
+            "share": base / row["baseline_cycles"]}
+
+
+def philox_valu_per_vector() -> float:
+    """VALU ops per float32 vector of the Exact final rows' Philox once its row invariants
+    are hoisted (one call per iteration gives the four words of four float32 vectors)."""
+    from rslab.kernels.ops.philox import philox_split
+    from rslab.kernels.sampler.registers import REGS, V_C1, V_C2, V_C3
+
+    _, ops, out, _ = philox_split(("c0", V_C1, V_C2, V_C3), (0,), REGS)
+    return sum(slot_of(op.opcode) == "valu" for op in ops) / len(out)
+
+
 # ----------------------------------------------------------------- the model beside the note
 
 def accepted_at(name: str) -> list[int]:
@@ -423,7 +494,9 @@ def float_table(rows) -> str:
 
 def exercise_runs(vocab: int = EXERCISE_VOCAB, *, third_valu: bool = True) -> dict:
     """The figures the exercises ask for at ``vocab``: first-step reject against the
-    all-accept baseline's plan (``fr_naive_speedup``) and against its own (``fr_speedup``);
+    all-accept baseline's plan (``fr_naive_speedup``) and against its own (``fr_speedup``),
+    the cycles per phase the first plan's baseline takes more than the second's
+    (``fr_naive_over_own``, by phase name);
     with ``third_valu``, each loop's II on two and three VALU slots (``ii_2``, ``ii_3``,
     all-accept) and the all-accept speedup (``aa_speedup_2``, ``aa_speedup_3``)."""
     from rslab.fixtures import scenario_inputs
@@ -432,11 +505,12 @@ def exercise_runs(vocab: int = EXERCISE_VOCAB, *, third_valu: bool = True) -> di
 
     fr = scenario_inputs("first-reject", V=vocab)
     fr_opt = run_sampler(fr, "fast", OPTIMISED, figures=False).cycles
-    out = {"vocab": vocab,
-           "fr_naive_speedup": run_sampler(fr, "fast", ALL_ACCEPT_BASELINE,
-                                           figures=False).cycles / fr_opt,
-           "fr_speedup": run_sampler(fr, "fast", FIRST_REJECT_BASELINE,
-                                     figures=False).cycles / fr_opt}
+    naive, own = (run_sampler(fr, "fast", plan, figures=False)
+                  for plan in (ALL_ACCEPT_BASELINE, FIRST_REJECT_BASELINE))
+    out = {"vocab": vocab, "fr_naive_speedup": naive.cycles / fr_opt,
+           "fr_speedup": own.cycles / fr_opt,
+           "fr_naive_over_own": {PHASE_NAMES[ph]: naive.phases[ph] - own.phases[ph]
+                                 for ph in naive.phases}}
     if not third_valu:
         return out
     aa = scenario_inputs("all-accept", V=vocab)
@@ -535,13 +609,23 @@ def raw_bonus_frequencies(value: float, requests: int, path: str = "exact", V: i
     return np.bincount(tokens, minlength=V) / requests
 
 
-def raw_bonus_table(frequencies: dict) -> str:
-    """Per logit value (``frequencies``: value → token frequencies): the float32 step of the
-    score's logit term and each token's share of the draws."""
+def uniformity_p(frequencies, requests: int) -> float:
+    """The χ² test's p-value of token frequencies over ``requests`` draws against equal
+    shares (small: the draws are measurably not uniform)."""
+    from scipy.stats import chisquare
+
+    return float(chisquare(np.rint(np.asarray(frequencies) * requests)).pvalue)
+
+
+def raw_bonus_table(frequencies: dict, requests: int) -> str:
+    """Per logit value (``frequencies``: value → token frequencies over ``requests`` draws):
+    the float32 step of the score's logit term, each token's share of the draws, and the
+    χ² p-value of equal shares."""
     return markdown_table([{
         "four equal logits of": f"{v:.6g}",
         "float32 step of l·LOG2E": f"{np.spacing(np.float32(v * LOG2E)):.3g}",
-        **{f"token {i}": f"{f:.3f}" for i, f in enumerate(freq)}}
+        **{f"token {i}": f"{f:.3f}" for i, f in enumerate(freq)},
+        "χ² p of equal shares": f"{uniformity_p(freq, requests):.2g}"}
         for v, freq in frequencies.items()])
 
 
