@@ -306,8 +306,8 @@ def ruler_labels(text: str) -> dict[int, int]:
     lines = text.splitlines()
     i = next(k for k, line in enumerate(lines) if line.lstrip().startswith("iter "))
     head, ticks = lines[i], lines[i + 1]
-    assert re.match(r"^ *iter +line  op +", head), head
-    start = re.match(r"^ *iter +line  op +", head).end()
+    assert re.match(r"^ *iter +line  (body +)?op +", head), head
+    start = re.match(r"^ *iter +line  (body +)?op +", head).end()
     labels = {m.start(): int(m.group()) for m in re.finditer(r"\d+", head[start:])}
     assert {start + c for c in labels} == {m.start() for m in re.finditer(r"\|", ticks)}
     spans = sorted((c, c + len(str(v))) for c, v in labels.items())
