@@ -76,10 +76,11 @@ def timeline(trace, start: int = 0, end: int | None = None, *,
     shown = shown[:max_rows]
     iters = ["[" + (",".join(str(i) for i in op.iters) or "-") + "]" for op in shown]
     lines_of = [str(program.entries[op.pc].line) for op in shown]
-    notes = [source_text(op.source) for op in shown]
+    named = any(op.source is not None for op in shown)
+    notes = [source_text(op.source) if named else "" for op in shown]
     wi = max([len("iter"), *map(len, iters)])
     wl = max([len("line"), *map(len, lines_of)])
-    width = max(map(len, notes), default=0)
+    width = max([len("body"), *map(len, notes)]) if named else 0
     body = f"{'body':<{width}}  " if width else ""
     count = f"the first {max_rows} of {total} ops" if total > max_rows else f"{total} ops"
     labels, ticks = _ruler(start, end)
