@@ -112,3 +112,44 @@ def test_the_fixed_draw_is_fast_path_only():
         ref.rejection_sample(l, q, ids, path="exact", method="fixed")
     with pytest.raises(ValueError, match="noise"):
         ref.rejection_sample(l, q, ids, path="fast", method="fixed", noise="wide48")
+
+
+def _aligned_row(vocab: int, fraction_bits: int, uniform_bits: int) -> np.ndarray:
+    """A row whose block sums make the lattice of a narrow uniform cost the most: blocks of
+    quantised value ⌊1.9·2^F⌋, a tuning block in [2^23, 2^24) and a floor block of value 1,
+    in turn, each tuning block chosen so that one lattice uniform lands exactly on the floor
+    block (its one quantum then holds a whole uniform); the rest of the mass in the last
+    blocks. Every weight is one lane's, so a block's float32 sum is that weight."""
+    n_blocks, span = -(-vocab // fx.LANES), 1 << uniform_bits
+    triples, tune = (n_blocks - 1) // 3, 3 << 22
+    c = [int(np.float32(1.9) * np.float64(2.0**fraction_bits)), tune, 1] * triples
+    c += [tune] * (n_blocks - len(c))
+    total, prefix = sum(c), 0
+    for t in range(triples):
+        prefix += c[3 * t]
+        u = ((prefix + tune) * span) // total
+        x = (u * total) >> uniform_bits
+        if x < prefix + (1 << 23):
+            x = ((u + 1) * total) >> uniform_bits
+        c[3 * t + 1], prefix = x - prefix, x + 1
+    rest, sinks = total - prefix, n_blocks - 3 * triples
+    c[3 * triples:] = [rest // sinks] * (sinks - 1) + [rest - rest // sinks * (sinks - 1)]
+    w = np.zeros(n_blocks * fx.LANES, np.float32)
+    w[::fx.LANES] = np.float32(np.array(c, np.float64) * 2.0**-fraction_bits)
+    assert [int(v) for v in fx.quantise(fx.tree_sum(fx.blocks(w)), fraction_bits)] == c
+    return w[:vocab]
+
+
+@pytest.mark.parametrize("bits", [(62, 57), (56, 56), (62, 64)])
+def test_a_narrow_uniform_is_bounded_at_the_worst_quanta(bits):
+    """The row's quanta are near n·2^(F+1), far above 2^b: the bound at S = 2^F alone
+    (the smallest quanta) is exceeded at (62, 57) and (56, 56); the bound at the worst S
+    holds."""
+    vocab, (f, b) = 154_880, bits
+    chi2 = fx.exact_chi2(_aligned_row(vocab, f, b), f, b)
+    assert chi2 <= fx.chi2_bound(vocab, f, b)
+    g = fx.TREE_DEPTH * fx.UNIT_ROUNDOFF / (1 - fx.TREE_DEPTH * fx.UNIT_ROUNDOFF)
+    k1, k2 = (fx.level_bound(n, 2.0**f, b) for n in (-(-vocab // fx.LANES), fx.LANES))
+    chi1 = (np.sqrt((1 + g) / (1 - g) * k1) + g / (1 - g)) ** 2
+    assert (chi2 > chi1 + k2 + chi1 * k2) == (b < 64)
+    assert fx.chi2_bound(vocab) == fx.GUARANTEE == fx.chi2_bound(vocab, 62, 96)

@@ -127,19 +127,23 @@ def example_table(example: dict) -> str:
 
 def guarantee_terms(vocab: int) -> dict:
     """The bound for every row of ``vocab`` tokens, one term at a time (the derivation at the
-    top of :mod:`rslab.numerics.fixed_invcdf`), and the bound itself."""
+    top of :mod:`rslab.numerics.fixed_invcdf`), the bound itself, and the range of the block
+    level's quanta (the log2 of its top; whether both levels' worst is the smallest, 2^62)."""
     u, depth = fixed_invcdf.UNIT_ROUNDOFF, fixed_invcdf.TREE_DEPTH
     gamma = depth * u / (1 - depth * u)
-    quanta = 2.0**fixed_invcdf.FRACTION_BITS
     n_blocks = -(-int(vocab) // fixed_invcdf.LANES)
-    k1 = fixed_invcdf.level_bound(n_blocks, quanta)
+    k1 = fixed_invcdf.worst_level_bound(n_blocks)
     ratio = (1 + gamma) / (1 - gamma)
     sums = gamma / (1 - gamma)
     root = math.sqrt(ratio * k1) + sums
     chi1 = root**2
-    k2 = fixed_invcdf.level_bound(min(fixed_invcdf.LANES, int(vocab)), quanta)
+    k2 = fixed_invcdf.worst_level_bound(min(fixed_invcdf.LANES, int(vocab)))
     total = chi1 + k2 + chi1 * k2
+    smallest, top = fixed_invcdf.quanta_range(n_blocks)
     return {"vocab": int(vocab), "blocks": n_blocks, "gamma": gamma, "sums": sums,
+            "top_quanta_bits": math.log2(top),
+            "worst_at_smallest": k1 == fixed_invcdf.level_bound(n_blocks, smallest) and k2 ==
+            fixed_invcdf.level_bound(min(fixed_invcdf.LANES, int(vocab)), smallest),
             "ratio": ratio, "k1": k1, "quant": math.sqrt(ratio * k1), "root": root,
             "chi1": chi1, "k2": k2, "total": total, "share_sums": sums**2 / total,
             "bound": fixed_invcdf.chi2_bound(vocab),
@@ -187,7 +191,8 @@ def fixed_worst(vocab: int) -> dict:
 def guarantee_grid(vocab: int, fraction_bits=GRID_FRACTION_BITS,
                    uniform_bits=GRID_UNIFORM_BITS) -> list[dict]:
     """The fixed-point draw's χ² bound for every row of ``vocab`` tokens at each fixed-point
-    width F and uniform width b (:func:`rslab.numerics.fixed_invcdf.chi2_bound`)."""
+    width F and uniform width b (:func:`rslab.numerics.fixed_invcdf.chi2_bound`, each level
+    at its worst quanta)."""
     return [{"fraction_bits": f, "uniform_bits": b,
              "chi2_bound": fixed_invcdf.chi2_bound(vocab, f, b)}
             for f in fraction_bits for b in uniform_bits]

@@ -35,7 +35,7 @@ Write ``p_i = w_i/W``, ``π_b = W_b/W`` (exact block masses), ``ρ_l = w_l/W_b``
   rounds once, relatively; a subnormal add is exact). Then
   ``π'_b = B_b/ΣB = π_b(1 + η_b)/(1 + η̄)`` and ``χ²(π' ‖ π) = Var_π(η)/(1 + η̄)² ≤ (γ/(1−γ))²``.
 * One exact fixed-point level over n values with ``S = s·W`` quanta in all (s the
-  scale, here ``S ≥ 2^62``) and a b-bit uniform, ``L = 2^b``: the law is exactly
+  scale) and a b-bit uniform, ``L = 2^b``: the law is exactly
   ``N_i/L``, ``N_i = ⌈C_i·L/Q⌉ − ⌈C_{i−1}·L/Q⌉``, with ``|N_i/L − c_i/Q| < 1/L``
   (lattice) and ``c_i = x_i·s − ε_i``, ``ε_i ∈ [0, 1)``, ``Q = S − E``, ``E < n``,
   so ``|c_i/Q − p_i| = |p_i·E − ε_i|/Q < max(p_i·n, 1)/Q``. Above the floor
@@ -45,10 +45,16 @@ Write ``p_i = w_i/W``, ``π_b = W_b/W`` (exact block masses), ``ρ_l = w_l/W_b``
   ``1/p_i ≤ S`` above the floor and ``β > 1/S``:
   ``χ² < n₀/S + β²·n₁·S + α² + 2αβ·n₁ ≤ K(n, S) = β²·n·S + α² + 2αβ·n``
   (:func:`level_bound`).
+* The quanta of a level lie in ``2^F ≤ S < n·2^(F+1)`` (the largest value alone; every
+  value just below ``2^(F+1)``). K is convex in S (its terms in ``1/(S − n)`` fall, the
+  lattice's ``n·S/L²`` rises), so over that range it is largest at one end:
+  ``K*(n) = max(K(n, 2^F), K(n, n·2^(F+1)))`` (:func:`worst_level_bound`). At F = 62,
+  b = 96 the first is the larger (``n·2^63 ≤ 2^74`` stays far below ``2^96``); a uniform
+  of fewer than about ``F + (log2(n) + 1)/2`` bits puts the worst at the top end.
 * The block level: χ² is a squared norm, ``‖x‖²_π = Σ x_b²/π_b``, so with
-  ``π/π' ≤ (1+γ)/(1−γ)``: ``√χ²(π̂ ‖ π) ≤ √((1+γ)/(1−γ)·K(n_b, 2^62)) + γ/(1−γ)``.
+  ``π/π' ≤ (1+γ)/(1−γ)``: ``√χ²(π̂ ‖ π) ≤ √((1+γ)/(1−γ)·K*(n_b)) + γ/(1−γ)``.
 * The two levels: ``1 + χ²(P ‖ p) = Σ_b (π̂_b²/π_b)(1 + χ²(ρ̂_b ‖ ρ_b))``, so
-  ``χ² ≤ χ²₁ + K₂ + χ²₁·K₂`` with ``K₂ = K(128, 2^62)`` (:func:`chi2_bound`).
+  ``χ² ≤ χ²₁ + K₂ + χ²₁·K₂`` with ``K₂ = K*(128)`` (:func:`chi2_bound`).
 
 For V = 154,880 (1,210 blocks): ``χ² ≤ 1.88·10^-13`` for **every** row of the draw's
 domain — weights in [0, 2^120] (:data:`MAX_WEIGHT`: above it a block's float32 sum could
@@ -256,15 +262,27 @@ def level_bound(n: int, quanta: float, uniform_bits: int = UNIFORM_BITS) -> floa
     return beta**2 * n * quanta + alpha**2 + 2 * alpha * beta * n
 
 
+def quanta_range(n: int, fraction_bits: int = FRACTION_BITS) -> tuple[float, float]:
+    """The range of a level's quanta S over n values: from ``2^F`` (the largest value alone)
+    to ``n·2^(F+1)`` (every value just below ``2^(F+1)``, not reached)."""
+    return 2.0**fraction_bits, n * 2.0 ** (fraction_bits + 1)
+
+
+def worst_level_bound(n: int, fraction_bits: int = FRACTION_BITS,
+                      uniform_bits: int = UNIFORM_BITS) -> float:
+    """``K*(n)``: :func:`level_bound` at the worst S of :func:`quanta_range` (K is convex in
+    S, so the worst is one of its ends)."""
+    return max(level_bound(n, s, uniform_bits) for s in quanta_range(n, fraction_bits))
+
+
 def chi2_bound(vocab: int, fraction_bits: int = FRACTION_BITS,
                uniform_bits: int = UNIFORM_BITS) -> float:
     """The bound on χ²(P ‖ w/Σw) for every row of ``vocab`` tokens (module docstring)."""
     n_blocks = -(-int(vocab) // LANES)
-    quanta = 2.0**fraction_bits
     g = TREE_DEPTH * UNIT_ROUNDOFF / (1 - TREE_DEPTH * UNIT_ROUNDOFF)
-    k1 = level_bound(n_blocks, quanta, uniform_bits)
+    k1 = worst_level_bound(n_blocks, fraction_bits, uniform_bits)
     chi1 = (math.sqrt((1 + g) / (1 - g) * k1) + g / (1 - g)) ** 2
-    k2 = level_bound(min(LANES, int(vocab)), quanta, uniform_bits)
+    k2 = worst_level_bound(min(LANES, int(vocab)), fraction_bits, uniform_bits)
     return chi1 + k2 + chi1 * k2
 
 
