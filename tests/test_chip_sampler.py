@@ -45,8 +45,8 @@ def test_first_reject_and_all_accept_on_split_rows_have_the_chips_bound():
         per_cycle = run.chip_run.hbm_bytes()  # contended: 6 engines of 128 B ask for more
         assert per_cycle.max() == 256 and run.stalls["hbm"] > 0
         b = run.chip_bound
-        assert b["bound_cycles"] == max(b["hbm_cycles"], b["sfu_cycles"], b["valu_cycles"]) \
-            + b["exchange_cycles"]
+        assert b["bound_cycles"] == max(b["hbm_cycles"], b["dma_cycles"], b["sfu_cycles"],
+                                        b["valu_cycles"]) + b["exchange_cycles"]
         assert b["exchange_cycles"] > 0
         assert 1 <= b["ratio"] == round(run.cycles / b["bound_cycles"], 3)
         assert run.floors and run.phases["residual"] + run.phases["bonus"] > 0
@@ -98,3 +98,25 @@ def test_the_reference_states_a_split_and_the_one_core_order():
         rejection_sample(*inputs, path="fast", method="fixed", split=even_split(2048, 2))
     with pytest.raises(ValueError, match="split"):
         rejection_sample(*inputs, path="fast", method="fixed", split="halves")
+
+
+def test_the_chips_bound_counts_each_cores_dma_engine():
+    """First-step reject at R = 2, V = VOCAB: the bytes bind on every core count, over the
+    active cores' engines (C × 128 B/cycle) until they outrun the HBM at 9 cores; on one
+    core the bound is the one-core task bound with the chip's draw."""
+    from rslab.fixtures import VOCAB
+    from rslab.kernels.sampler.chip_bound import chip_bound
+    from rslab.kernels.sampler.chip_program import CHIP_DRAW
+    from rslab.kernels.sampler.floor import machine_task_bound
+    from rslab.kernels.sampler.layout import SamplerLayout
+    first = np.zeros(2, int)
+    b = {C: chip_bound(plan_rows(2, 4, VOCAB, C), ChipConfig().with_(cores=C), first)
+         for C in (1, 2, 4, 8, 9, 16, 32)}
+    one = machine_task_bound(ChipConfig().core, SamplerLayout(2, 4, VOCAB), first,
+                             draw=CHIP_DRAW)
+    assert b[1]["dma_cycles"] == one["dma_cycles"] == 14722 and one["binding"] == "dma"
+    assert b[1]["binding"] == "dma" and b[1]["valu_cycles"] == 10890
+    assert [b[C]["dma_cycles"] for C in (2, 4, 8)] == [7461, 3831, 2016]
+    assert all(b[C]["binding"] == "dma" for C in (1, 2, 4, 8))
+    assert all(b[C]["binding"] == "hbm" for C in (9, 16, 32))
+    assert b[8]["bound_cycles"] == 2016 + b[8]["exchange_cycles"]

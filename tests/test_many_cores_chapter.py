@@ -12,8 +12,11 @@ def test_the_chip_and_its_sources():
     rows = mc.chip_rows()
     assert rows[0][0] == "cores" and "1152 B/cycle" in rows[1][1]
     src = mc.sources()
-    assert {s["setting"] for s in src} == {"hbm_bytes_per_cycle", "hop_latency",
-                                           "endpoint_latency", "exchange_bytes"}
+    assert {s["field"] for s in src} == {"hbm_bytes_per_cycle", "hop_latency",
+                                         "endpoint_latency", "exchange_bytes"}
+    by = {s["field"]: s["value"] for s in src}
+    assert by["hbm_bytes_per_cycle"] == 9 * 128 and by["exchange_bytes"] == 256  # KiB
+    assert "GDDR6" in src[0]["public figure"] and "two" in src[0]["public figure"]
     assert all(s["source"].startswith("tenstorrent/tt-isa-documentation") for s in src)
 
 
@@ -21,6 +24,8 @@ def test_what_merges_exactly():
     a = mc.merge_algebra(vocab=4864, cores=4, rows=3)
     assert a["max_equal"] == a["argmax_equal"] == a["integer_total_equal"] == 3
     assert 0 <= a["sum_equal"]["max-first"] <= 3
+    # each core quantises its own blocks: only at the merged exponent do the totals add up
+    assert a["integer_total_own_exponent"] < 3
 
 
 def test_the_live_figure_runs_a_chip_and_draws_its_cores():

@@ -53,12 +53,18 @@ def test_one_order_changes_nothing_and_a_split_changes_little():
         assert 0 <= other["total"] < 1e-3
 
 
-def test_scaling_ends_where_doubling_the_cores_stops_paying():
+def test_scaling_ends_at_the_fewest_cores_within_a_tenth_of_the_fastest():
     def p(cores, cycles):
         return {"name": "t", "mode": "m", "R": 1, "cores": cores, "cycles": cycles,
                 "binding": "hbm", "exchange_cycles": 10, "bound_cycles": 100, "ratio": 1.0}
     (row,) = scaling_end([p(1, 1000), p(2, 520), p(4, 300), p(8, 290), p(16, 295)])
     assert row["ends_at"] == 4 and row["best_cores"] == 8 and row["speedup"] == 3.45
+    # the page's curve (first-step reject, R = 2, the cycles measured at book scale): the
+    # same end on the quick grid (1, 8, 32, 64) and the book grid (1, 2, ..., 64)
+    book = {1: 25480, 2: 13488, 4: 6567, 8: 4122, 16: 3827, 32: 3423, 64: 3710}
+    for cores in ((1, 8, 32, 64), tuple(book)):
+        (row,) = scaling_end([p(c, book[c]) for c in cores])
+        assert row["ends_at"] == 32
 
 
 def test_a_curve_point_is_one_chip_run_against_its_bound():

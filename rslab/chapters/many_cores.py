@@ -15,10 +15,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from rslab import memo
 from rslab.executors import make_executor
 from rslab.fixtures import VOCAB, first_reject_inputs, sampled_inputs
 from rslab.kernels.sampler.chip_curves import curve_points, scaling_end
 from rslab.kernels.sampler.chip_run import run_chip_sampler
+from rslab.kernels.sampler.run import run_sampler
 from rslab.machine.config import WORMHOLE, ChipConfig
 from rslab.numerics import fixed_invcdf as fx
 from rslab.numerics.fastlog import fast_exp2
@@ -53,16 +55,22 @@ def peers() -> list[dict]:
 
 
 SOURCES = (
-    ("hbm_bytes_per_cycle", "a core's NoC link: one 256-bit flit (32 B) per cycle, 32 GB/s at "
-     "the 1 GHz AI clock", "NoC/README.md, Performance"),
-    ("hbm_bytes_per_cycle", "twelve GDDR6 channels, 288 GB/s: 288 B per cycle, 9 links' worth",
-     "DRAMTile/README.md, Performance"),
-    ("hop_latency", "router to neighbouring router: 9 cycles", "NoC/README.md, Performance"),
-    ("endpoint_latency", "core (NIU) to its router and back: ~5 cycles",
+    ("HBM bandwidth (B/cycle)", "hbm_bytes_per_cycle",
+     "a core's NoC link carries one 256-bit flit, 32 B, per cycle (32 GB/s at the 1 GHz AI "
+     "clock); twelve GDDR6 channels (the Wormhole's memory is GDDR6; the model calls it HBM) "
+     "give 288 GB/s, 288 B per cycle: 288 / 32 = 9 links' worth. The same ratio on this "
+     "core's DMA engine of 128 B/cycle: 9 × 128 = 1,152. Assumed: a core moves data over one "
+     "NoC (a Wormhole core has two; counting both, the ratio is 4.5)",
+     "NoC/README.md and DRAMTile/README.md, Performance"),
+    ("router-to-router hop (cycles)", "hop_latency", "router to neighbouring router: 9 cycles",
      "NoC/README.md, Performance"),
-    ("exchange_bytes", "1464 KiB of L1 per Tensix core", "TensixTile/README.md"),
+    ("core-to-router trip (cycles)", "endpoint_latency",
+     "core (NIU) to its router and back: ~5 cycles", "NoC/README.md, Performance"),
+    ("exchange region (KiB)", "exchange_bytes", "a Tensix core has 1464 KiB of L1; the "
+     "exchange takes 256 KiB of every core's local memory", "TensixTile/README.md"),
 )
-"""(setting, the public figure, where it is) of the chip's defaults (:class:`ChipConfig`)."""
+"""(setting, its ChipConfig field, the public figure and how the setting follows from it,
+where it is) of the chip's defaults (:class:`ChipConfig`)."""
 
 
 def chip_rows(chip: ChipConfig | None = None) -> list[tuple[str, str, str]]:
@@ -73,21 +81,28 @@ def chip_rows(chip: ChipConfig | None = None) -> list[tuple[str, str, str]]:
 def sources() -> list[dict]:
     """The chip's defaults beside the public figures they come from."""
     chip = ChipConfig()
-    return [{"setting": s, "value": getattr(chip, s), "public figure": figure,
-             "source": WORMHOLE + where} for s, figure, where in SOURCES]
+    scale = {"exchange_bytes": 1024}
+    return [{"setting": s, "value": getattr(chip, f) // scale.get(f, 1), "field": f,
+             "public figure": figure, "source": WORMHOLE + where}
+            for s, f, figure, where in SOURCES]
 
 
 def merge_algebra(vocab: int = VOCAB, cores: int = 16, rows: int = 8, seed: int = 0) -> dict:
     """``rows`` sampled rows of ``vocab`` tokens split over ``cores``: how many merge the row
     max and argmax (from the cores' own) exactly, how many merge the float32 sum s to the
     one-core order's value (max-first, online) and how many float32 steps apart at most, and
-    how many merge the fixed-point draw's integer block totals (each core's summed) exactly."""
+    how many merge the fixed-point draw's integer total exactly: each core sums its own
+    slice's blocks in float32, the cores merge the largest block sum (its exponent E scales
+    every block, :func:`rslab.numerics.fixed_invcdf.quantise`), each core quantises its
+    blocks at that E and sums them exactly, and the cores' totals add up; beside it, how many
+    rows would come out right if each core quantised at its own slice's exponent (no merge)."""
     logits = sampled_inputs(rows, 1, vocab, seed=seed)[0][:, 0]
     one, split = SplitSum((0, vocab)), even_split(vocab, cores)
     online = even_split(vocab, cores, merge="online")
     b = split.bounds
     out = {"cores": split.parts, "rows": rows, "max_equal": 0, "argmax_equal": 0,
-           "integer_total_equal": 0, "sum_equal": {"max-first": 0, "online": 0},
+           "integer_total_equal": 0, "integer_total_own_exponent": 0,
+           "sum_equal": {"max-first": 0, "online": 0},
            "sum_ulps_max": {"max-first": 0, "online": 0}}
     for l in logits:
         parts = [l[lo:hi] for lo, hi in zip(b, b[1:], strict=False)]
@@ -101,10 +116,14 @@ def merge_algebra(vocab: int = VOCAB, cores: int = 16, rows: int = 8, seed: int 
             out["sum_equal"][name] += bool(s2 == s1)
             ulps = abs(int(s2.view(np.int32)) - int(s1.view(np.int32)))
             out["sum_ulps_max"][name] = max(out["sum_ulps_max"][name], ulps)
-        c = fx.quantise(tree_sum(fx.blocks(split_softmax(l[None], fast_exp2, one)[3][0])))
-        per_core = [fx.total(c[lo // 128:-(-hi // 128)]) for lo, hi in zip(b, b[1:],
-                                                                             strict=False)]
-        out["integer_total_equal"] += sum(per_core) == fx.total(c)
+        e = split_softmax(l[None], fast_exp2, one)[3][0]
+        whole = fx.total(fx.quantise(tree_sum(fx.blocks(e))))
+        sums = [tree_sum(fx.blocks(e[lo:hi])) for lo, hi in zip(b, b[1:], strict=False)]
+        top = max(fx.max_exponent(x) for x in sums if x.max() > 0)  # the merged largest sum
+        out["integer_total_equal"] += sum(fx.total(fx.quantise(x, exponent=top))
+                                          for x in sums) == whole
+        out["integer_total_own_exponent"] += sum(fx.total(fx.quantise(x)) for x in sums
+                                                 if x.max() > 0) == whole
     return out
 
 
@@ -118,7 +137,11 @@ def merge_rows(a: dict) -> list[dict]:
              f"{a['argmax_equal']} of {n}", "how": "the lowest index among the largest"},
             {"what is merged": "the fixed-point draw's integer total",
              "rows equal to one core's": f"{a['integer_total_equal']} of {n}",
-             "how": "sum of the cores' exact totals"},
+             "how": "the largest block sum merged first (its exponent scales every core's "
+                    "blocks), then the sum of the cores' exact totals"},
+            {"what is merged": "the same, each core at its own exponent (no first merge)",
+             "rows equal to one core's": f"{a['integer_total_own_exponent']} of {n}",
+             "how": "sum of totals at different scales"},
             {"what is merged": "the float32 sum s, max first", "rows equal to one core's":
              f"{a['sum_equal']['max-first']} of {n}",
              "how": f"sum of the cores' sums (at most {a['sum_ulps_max']['max-first']} "
@@ -170,6 +193,30 @@ def curves(vocab: int = VOCAB, **grid) -> list[dict]:
         return curve_points(vocab, executor=executor, **grid)
 
 
+@memo.cached
+def one_core_baseline(vocab: int = VOCAB, R: int = 2, seed: int = 0) -> dict:
+    """The book's one-core program with the chip's draw (``run_sampler(method="fixed",
+    noise="u96")``) at the first-step reject: its cycles, the cycles its core waited for the
+    DMA, and whether its tokens are the reference's — the baseline of the chip's speedups."""
+    run = run_sampler(first_reject_inputs(R=R, S=4, V=vocab, seed=seed), method="fixed",
+                      noise="u96", seed=seed, compare=False, figures=False)
+    return {"cycles": int(run.cycles), "dma_wait": int(run.stalls["dma-wait"]),
+            "tokens_match_reference": bool(run.tokens_match)}
+
+
+@memo.cached
+def critical_waits(name: str, R: int, cores: int, mode: str = "sequential",
+                   vocab: int = VOCAB, seed: int = 0) -> dict:
+    """One chip run of a curve point: its cycles and the waits of the core that ended last
+    (for the DMA, the HBM and barriers)."""
+    from rslab.kernels.sampler.chip_curves import POINTS, S
+    run = run_chip_sampler(POINTS[name](R=R, S=S, V=vocab, seed=seed), cores=cores, mode=mode,
+                           seed=seed, compare=False, figures=False, trace=False)
+    st = run.chip_run.runs[run.critical_core].stalls
+    return {"cycles": int(run.cycles), "dma_wait": int(st["dma-wait"]), "hbm": int(st["hbm"]),
+            "barrier": int(st["barrier"]), "plan": run.plan.describe()}
+
+
 def scaling(points) -> list[dict]:
     """Per curve, where strong scaling ends and what binds there."""
     return scaling_end(points)
@@ -179,8 +226,8 @@ def scaling_rows(ends) -> list[dict]:
     """:func:`scaling`'s curves as table rows with human headers."""
     return [{"test point": e["name"], "mode": e["mode"], "R": e["R"],
              "fastest at (cores)": e["best_cores"], "cycles there": f"{e['best_cycles']:,}",
-             "speed-up over 1 core": f"{e['speedup']:.1f}×",
-             "doubling stops paying after (cores)": e["ends_at"],
+             "speed-up over the chip program on 1 core": f"{e['speedup']:.1f}×",
+             "within a tenth of the fastest from (cores)": e["ends_at"],
              "what binds there": e["binding_there"]} for e in ends]
 
 
@@ -273,7 +320,7 @@ def live_figure(vocab: int = VOCAB):
         b = run.chip_bound
         fig = cp.chip_timeline(core_segments(run), run.chip_run.hbm_bytes(), hbm,
                                title=f"first-step reject, R = {requests}, {cores} cores, "
-                                     f"{mode}: {run.plan.describe()}")
+                                     f"{mode}:\n{run.plan.describe()}")
         caption = (f"{run.cycles:,} cycles; the chip's bound {b['bound_cycles']:,} "
                    f"({b['binding']} {b[b['binding'] + '_cycles']:,} + exchange "
                    f"{b['exchange_cycles']:,}): {b['ratio']:.2f}×; tokens "

@@ -246,3 +246,18 @@ def peaked_tail_probability(tail: float) -> float:
 
     law = token_law(targets.peaked(tail), "gumbel", "div8")
     return float(tail * (1 + law.run_rel[1]))
+
+
+# ------------------------------------------------------------------ the many-cores chapter
+def chip_bytes_term(cores: int, hbm_bytes_per_cycle: int) -> int:
+    """The bytes term of the chip's bound (the larger of its ``dma`` and ``hbm`` terms) at
+    the first-step reject, R = 2, S = 4, V = VOCAB, on a chip of ``cores`` cores whose HBM
+    moves ``hbm_bytes_per_cycle``."""
+    from rslab.fixtures import VOCAB
+    from rslab.kernels.sampler.chip_bound import chip_bound
+    from rslab.kernels.sampler.chip_plan import plan_rows
+    from rslab.machine.config import ChipConfig
+
+    chip = ChipConfig(cores=cores, hbm_bytes_per_cycle=hbm_bytes_per_cycle)
+    b = chip_bound(plan_rows(2, 4, VOCAB, cores), chip, np.zeros(2, int))
+    return max(b["dma_cycles"], b["hbm_cycles"])

@@ -120,5 +120,12 @@ EXERCISES = {e.id: e for e in (
              "On targets.peaked({tail}), what probability does the Fast Gumbel-max draw (Div8) "
              "give to the tail tokens together (within 1 %)?", o.peaked_tail_probability,
              {"tail": 0.3}, {"tail": 0.5}, kind="number", rel_tol=0.01, points=2.0),
+    Exercise("cores-bytes-term", "10_many_cores: many-cores-bytes-term",
+             "On a chip of {cores} cores (each DMA engine 128 B/cycle, latency 200) whose HBM "
+             "moves {hbm_bytes_per_cycle} B/cycle, how many cycles is the bytes term of the "
+             "chip's bound (the larger of its dma and hbm terms) at the first-step reject, "
+             "R = 2, V = 154,880?", o.chip_bytes_term,
+             {"cores": 6, "hbm_bytes_per_cycle": 512},
+             {"cores": 8, "hbm_bytes_per_cycle": 1152}),
 )}
 """Every checked exercise by its stable id."""

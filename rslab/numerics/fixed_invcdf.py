@@ -109,12 +109,16 @@ def max_exponent(x) -> int:
     return int(np.frexp(np.float64(np.max(x)))[1]) - 1
 
 
-def quantise(x, fraction_bits: int = FRACTION_BITS) -> np.ndarray:
-    """``⌊x·2^(F−E)⌋`` as uint64 (exact: in float64 the product and its floor are exact)."""
+def quantise(x, fraction_bits: int = FRACTION_BITS, exponent: int | None = None) -> np.ndarray:
+    """``⌊x·2^(F−E)⌋`` as uint64 (exact: in float64 the product and its floor are exact); E is
+    ``exponent`` if given (a split row's cores share the row's E, that of the largest block
+    sum, whose exponent is at least each of ``x``'s), else :func:`max_exponent` of ``x``."""
     if not 1 <= fraction_bits <= FRACTION_BITS:
         raise ValueError(f"fraction_bits must lie in [1, {FRACTION_BITS}], got {fraction_bits}")
     x = np.asarray(x, np.float32)
-    e = max_exponent(x)
+    e = max_exponent(x) if exponent is None else exponent
+    if exponent is not None and np.any(x) and exponent < max_exponent(x):
+        raise ValueError(f"exponent {exponent} is below the exponent of max(x)")
     return np.floor(x.astype(np.float64) * 2.0 ** (fraction_bits - e)).astype(np.uint64)
 
 

@@ -1,16 +1,24 @@
-"""The chip's bound: the least a chip of C cores needs for the sampler's task.
+"""The chip's bound: the least a chip of C cores needs for the sampler's task, done by the
+chip's program.
 
-The one-core task bound (:func:`rslab.kernels.sampler.floor.task_bound`) on a chip: the work
-does not shrink, it spreads, except the bytes, which all cross the one HBM:
+The one-core task bound (:func:`rslab.kernels.sampler.floor.machine_task_bound`) on a chip:
+the work does not shrink, it spreads; the bytes spread over the active cores' DMA engines
+until those engines together are faster than the one HBM they share:
 
-- ``hbm``: the task's bytes over the chip's HBM bandwidth, plus one DMA latency. Sequential
-  mode reads what the one-core task reads (:func:`rslab.kernels.sampler.floor.task_bytes`:
-  every checked row, q(x) of the accepted drafts, the final row's inputs); parallel mode
-  reads every row: R·(S + 1) logits rows and R·S q rows;
-- ``sfu`` and ``valu``: the per-element work of the draw's passes — the SFU cycles and VALU
-  ops per packed vector of the row max, sum-exp, residual and bonus loop bodies (the
-  one-core bound's SFU term, with the VALU's beside it), times the packed vectors of every row
-  the task passes over — spread over the C cores' slots;
+- ``dma``: the task's bytes over the active cores' DMA engines together (A ×
+  ``core.dma_bytes_per_cycle`` for A active cores), plus one DMA latency: on one core, the
+  one-core task bound's ``dma`` term. Sequential mode reads what the one-core task reads
+  (:func:`rslab.kernels.sampler.floor.task_bytes`: every checked row, q(x) of the accepted
+  drafts, the final row's inputs); parallel mode reads every row: R·(S + 1) logits rows and
+  R·S q rows;
+- ``hbm``: the same bytes over the HBM's bandwidth, plus one DMA latency: it binds instead
+  of ``dma`` once A engines move more than the HBM (A ≥ 9 on the default chip; a tie is
+  named ``hbm``);
+- ``sfu`` and ``valu``: the per-element work of the chip program's passes — the SFU cycles
+  and VALU ops per packed vector of its row max, sum-exp, residual and bonus loop bodies
+  (those of the optimised program, :data:`~rslab.kernels.sampler.plans.OPTIMISED`, so these
+  terms bound *this* program, not every program: the task's own VALU work is less), times
+  the packed vectors of every row the task passes over — spread over the C cores' slots;
 - ``exchange``: for split rows, the barriers a group cannot avoid, one after the other: per
   check the merges of the sum (and, max-first, of the max), per fixed-point row the merges of
   its largest block sum and of its totals (and a bonus row's max), and in parallel mode the
@@ -103,7 +111,9 @@ def chip_bound(plan, chip, num_accepted) -> dict:
     packed = plan.V // 256
     work = {unit: sum(rows[p] * per[p][unit] for p in rows) * packed for unit in ("sfu", "valu")}
     slots = chip.core.slots
+    engines = len(plan.active) * chip.core.dma_bytes_per_cycle
     terms = {"hbm": chip.core.dma_latency + -(-nbytes // chip.hbm_bytes_per_cycle),
+             "dma": chip.core.dma_latency + -(-nbytes // engines),
              "sfu": int(-(-work["sfu"] // (chip.cores * slots["sfu"]))),
              "valu": int(-(-work["valu"] // (chip.cores * slots["valu"])))}
     binding = max(terms, key=terms.get)

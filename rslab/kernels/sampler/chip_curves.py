@@ -8,7 +8,8 @@ the step: every request's tokens are out), its throughput (tokens emitted per th
 cycles), the chip's bound (:mod:`rslab.kernels.sampler.chip_bound`) and whether the tokens
 are the reference's. :func:`curve_points` computes a grid of points (each once per book
 build, :mod:`rslab.memo`; spread over an executor's workers); :func:`scaling_end` reads, per
-curve, where more cores stop paying and what binds there.
+curve, where more cores stop paying (the fewest within a tenth of the fastest) and what binds
+there.
 
 The grids (:data:`GRIDS`): both test points in both modes; at scale ``full`` R = 1, 2, 8, 32,
 64 and every C from 1 to 64 (1,280 runs: hours on a 2-core machine), at ``book`` the same R
@@ -33,7 +34,8 @@ GRIDS = {"quick": ((1, 2, 64), (1, 8, 32, 64)),
          "full": ((1, 2, 8, 32, 64), tuple(range(1, 65)))}
 """The requests and the cores of each scale's grid."""
 STRONG = 1.1
-"""More cores keep paying while they cut the cycles by more than this factor per doubling."""
+"""Strong scaling ends at the fewest cores whose cycles are within this factor of the
+fastest point's: no more cores measured cut the cycles by more than a tenth."""
 
 
 def grid(scale: str | None = None) -> tuple:
@@ -60,7 +62,8 @@ def curve_point(name: str, R: int, cores: int, mode: str, vocab: int, merge: str
     return {"name": name, "R": R, "cores": cores, "mode": mode, "merge": merge, "vocab": vocab,
             "cycles": int(run.cycles), "bound_cycles": b["bound_cycles"], "ratio": b["ratio"],
             "binding": b["binding"], "exchange_cycles": b["exchange_cycles"],
-            "hbm_cycles": b["hbm_cycles"], "sfu_cycles": b["sfu_cycles"],
+            "hbm_cycles": b["hbm_cycles"], "dma_cycles": b["dma_cycles"],
+            "sfu_cycles": b["sfu_cycles"],
             "valu_cycles": b["valu_cycles"], "tokens": tokens,
             "tokens_per_kcycle": round(1000 * tokens / run.cycles, 3),
             "cores_per_row": run.plan.cores_per_row, "plan": run.plan.describe(),
@@ -85,9 +88,11 @@ def curve_points(vocab: int, *, names=tuple(POINTS), requests=None, cores=None,
 
 
 def scaling_end(points) -> list[dict]:
-    """Per curve (test point, mode, R): the fewest cycles and at how many cores, the cores
-    after which doubling them no longer cuts the cycles by ``STRONG`` (where strong scaling
-    ends), what binds the chip's bound there, and the speedup over one core."""
+    """Per curve (test point, mode, R): the fewest cycles and at how many cores, where strong
+    scaling ends — the fewest cores whose cycles are within ``STRONG`` of the fewest on the
+    grid measured, so that no core count measured beyond them is more than a tenth faster
+    (it does not depend on how the grid is spaced) —, what binds the chip's bound there, and
+    the speedup of the fastest point over one core."""
     curves: dict = {}
     for p in points:
         curves.setdefault((p["name"], p["mode"], p["R"]), []).append(p)
@@ -96,12 +101,7 @@ def scaling_end(points) -> list[dict]:
         pts = sorted(pts, key=lambda p: p["cores"])
         by = {p["cores"]: p for p in pts}
         best = min(pts, key=lambda p: (p["cycles"], p["cores"]))
-        end = pts[-1]
-        for p in pts:
-            twice = [q for q in pts if q["cores"] >= 2 * p["cores"]]
-            if twice and p["cycles"] / twice[0]["cycles"] < STRONG:
-                end = p
-                break
+        end = next(p for p in pts if p["cycles"] <= STRONG * best["cycles"])
         one = by.get(1)
         out.append({"name": name, "mode": mode, "R": R, "best_cores": best["cores"],
                     "best_cycles": best["cycles"], "ends_at": end["cores"],
