@@ -338,11 +338,13 @@ def chi2_resolved_text(result) -> str:
         return f"{_and(out)}, not from {_and(rest)}"
 
     first, strict = which(separation.LEVEL), which(bonferroni)
-    return (f"The paired χ² test separates the winner from {first}. That is {len(chi)} "
-            f"comparisons at {separation.LEVEL:g} each, without correction for their number; "
-            f"at Bonferroni's {bonferroni:g} " + (f"it separates the winner from {strict}."
-                                                   if strict != first else
-                                                   "the verdict is the same."))
+    text = f"The paired χ² test at {separation.LEVEL:g} separates the winner from {first}."
+    if len(chi) == 1:
+        return text
+    return (text + f" That is {len(chi)} comparisons at {separation.LEVEL:g} each, without "
+            f"correction for their number; at Bonferroni's {bonferroni:g} "
+            + (f"it separates the winner from {strict}." if strict != first else
+               "the verdict is the same."))
 
 
 def seed_correlation(result, a: str, b: str) -> float:
