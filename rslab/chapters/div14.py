@@ -6,6 +6,7 @@ moves with the fit's knobs."""
 from __future__ import annotations
 
 import functools
+import math
 
 import numpy as np
 from scipy import stats as sps
@@ -175,10 +176,13 @@ def segment_spread(a: float, b: float, log2: FastLog2 = DEFAULT_FASTLOG2) -> dic
 
 def power_of_two_differences(a: float, b: float, log2=DEFAULT_FASTLOG2) -> dict:
     """Lattice points where Div``a`` and Div``b`` (``b/a`` a power of two) give different
-    noise: all of them, those farther than 2τ (in log2) from both plateaus, and among those
-    the ones where the fast log's own results differ by more than the exponent
-    (``fl(t/a) − fl(t/b) ≠ log2(b/a)``: its one rounding to float32 happens in the binade of
-    the result, which the exponent changes)."""
+    noise: all of them (``differ``) and those farther than 2τ (in log2) from both plateaus
+    (``far``). The fit's fixed-point sum Y has ``product_bits`` fractional bits and is the same
+    for both but for the exponent; float32 holds it exactly while ``|Y| < 2^(24 −
+    product_bits)`` (``exact_below``), so the results can differ by more than ``log2(b/a)``
+    only where they lie in different binades and one is at least that large (``rounded``
+    points); ``far_elsewhere`` counts the far differences outside them and ``differ_rounded``
+    the differences inside."""
     shift = np.log2(b / a)
     if not (shift > 0 and float(shift).is_integer()):
         raise ValueError(f"b/a must be a power of two above 1, got a={a}, b={b}")
@@ -191,9 +195,13 @@ def power_of_two_differences(a: float, b: float, log2=DEFAULT_FASTLOG2) -> dict:
     near = ((np.abs(lt - np.log2(a)) <= 2 * log2.zero_threshold)
             | (np.abs(lt - np.log2(b)) <= 2 * log2.zero_threshold))
     far = differ & ~near
-    by_rounding = far & (la.astype(np.float64) - lb.astype(np.float64) != shift)
+    exact_below = 2.0 ** (np.finfo(np.float32).nmant + 1 - log2.product_bits)
+    rounded = ((np.frexp(la)[1] != np.frexp(lb)[1])
+               & (np.maximum(np.abs(la), np.abs(lb)) >= exact_below))
     return {"differ": int(np.count_nonzero(differ)), "far": int(np.count_nonzero(far)),
-            "far_by_log_rounding": int(np.count_nonzero(by_rounding)),
+            "exact_below": exact_below, "rounded": int(np.count_nonzero(rounded)),
+            "far_elsewhere": int(np.count_nonzero(far & ~rounded)),
+            "differ_rounded": int(np.count_nonzero(differ & rounded)),
             "lattice": mc.LATTICE_SIZE}
 
 
@@ -206,12 +214,12 @@ def plateau_atom(k: float, log2: FastLog2 = DEFAULT_FASTLOG2) -> float:
     return float(np.count_nonzero(log2(t / np.float32(k)) == 0) / t.size)
 
 
-def atom_on_edge(k: float) -> bool:
-    """Whether the atom's value g = −log2 k is one of the 63 inner bin edges (the 64
-    equiprobable bins have edges there exactly for k = 1 … 6, where 64 · 2^−k is an
-    integer)."""
-    return bool(np.any(np.isclose(stats.bin_edges(mc.N_BINS), -np.log2(k), rtol=0,
-                                  atol=1e-12)))
+def atom_on_edge(k: float, log2: FastLog2 = DEFAULT_FASTLOG2) -> bool:
+    """Whether one of the 63 inner bin edges lies in the g-range the plateau's atom collects,
+    ``−log2 k ± τ`` (τ the fast log's ``zero_threshold``): only then does the atom move mass
+    across an edge. For an integer k that is k = 1 … 6, where the edge is at ``−log2 k``
+    exactly (``64 · 2^−k`` is an integer)."""
+    return bool(np.any(np.abs(stats.bin_edges(mc.N_BINS) + np.log2(k)) < log2.zero_threshold))
 
 
 def atom_rows(divisors, log2: FastLog2 = DEFAULT_FASTLOG2) -> list[dict]:
@@ -222,7 +230,7 @@ def atom_rows(divisors, log2: FastLog2 = DEFAULT_FASTLOG2) -> list[dict]:
         r = search.divisor_row(float(k), log2, (8.0, 12.0, 16.0, 20.0))
         rows.append({"name": r["name"], "divisor": float(k), "lam": r["lam"],
                      "exact_ks": r["exact_ks"], "atom": plateau_atom(float(k), log2),
-                     "on_edge": atom_on_edge(float(k))})
+                     "on_edge": atom_on_edge(float(k), log2)})
     return rows
 
 
@@ -231,7 +239,7 @@ def atom_table(rows) -> list[dict]:
     return [{"divisor": r["name"], "λ (×10⁻⁷)": f"{r['lam'] * 1e7:.2f}",
              "E[χ²] at 10⁹": f"{expected_chi2(r['lam']):,.0f}",
              "plateau atom": f"{r['atom']:.2e}",
-             "bin edge through the atom": "yes" if r["on_edge"] else "no",
+             "bin edge in the atom's range": "yes" if r["on_edge"] else "no",
              "KS distance": f"{r['exact_ks']:.2e}"} for r in rows]
 
 
@@ -293,6 +301,52 @@ def selection_report(result) -> dict:
             "screened": len(result.screening)}
 
 
+@functools.lru_cache(maxsize=32)
+def bin_law(k: float, log2: FastLog2 = DEFAULT_FASTLOG2) -> np.ndarray:
+    """Div-``k``'s 64 bin probabilities minus 1/64, exactly over the lattice."""
+    return bin_deviations(search.lattice_noise(float(k), log2))[0]
+
+
+def pair_separation(a: float, b: float, n: int, seeds: int, fpc: float = 1.0,
+                    log2: FastLog2 = DEFAULT_FASTLOG2) -> dict:
+    """Div-``a`` against Div-``b`` on ``seeds`` shared seeds of ``n`` draws, from their exact
+    laws: Δλ, the per-seed χ² difference's mean and standard deviation
+    (``separation.chi2_difference``), the paired test's power at ``separation.LEVEL``, and the
+    chance that b's pooled χ² over the seeds comes out below a's (``b_below``)."""
+    mean, sd = separation.chi2_difference(bin_law(a, log2), bin_law(b, log2), n, fpc)
+    return {"dlam": mean / n, "mean": mean, "sd": sd,
+            "power": separation.paired_power(mean, sd, seeds),
+            "pooled_mean": seeds * mean, "pooled_sd": math.sqrt(seeds) * sd,
+            "b_below": float(sps.norm.cdf(-math.sqrt(seeds) * mean / sd))}
+
+
+def chi2_resolved_text(result) -> str:
+    """Which finalists the paired χ² test separates from the winner, at ``separation.LEVEL``
+    per comparison (uncorrected) and at Bonferroni's level for the finals' comparisons."""
+    chi = selection_report(result)["chi2"]
+    if not chi:
+        return "There is no other finalist to compare."
+    bonferroni = separation.LEVEL / len(chi)
+
+    def which(level):
+        out = [c["other"] for c in chi if c["p"] < level]
+        if not out:
+            return "no other finalist"
+        if len(out) == len(chi):
+            return "every other finalist"
+        rest = [c["other"] for c in chi if c["p"] >= level]
+        return f"{_and(out)}, not from {_and(rest)}"
+
+    first, strict = which(separation.LEVEL), which(bonferroni)
+    text = f"The paired χ² test at {separation.LEVEL:g} separates the winner from {first}."
+    if len(chi) == 1:
+        return text
+    return (text + f" That is {len(chi)} comparisons at {separation.LEVEL:g} each, without "
+            f"correction for their number; at Bonferroni's {bonferroni:g} "
+            + (f"it separates the winner from {strict}." if strict != first else
+               "the verdict is the same."))
+
+
 def seed_correlation(result, a: str, b: str) -> float:
     """The correlation over the finals' seeds of two finalists' per-seed KS distances (they
     share their uniforms, so their sampling errors move together)."""
@@ -351,6 +405,47 @@ def integer_ranking(log2=DEFAULT_FASTLOG2, samples: float = N,
 def best_divisor(log2: FastLog2, divisors: tuple = KNOB_DIVISORS) -> str:
     """The divisor of smallest exact λ under ``log2``."""
     return integer_ranking(log2, divisors=divisors)[0]["name"]
+
+
+def knob_study(knob: str, values, divisors: tuple = KNOB_DIVISORS,
+               log2: FastLog2 = DEFAULT_FASTLOG2) -> dict:
+    """Exact λ of ``divisors`` for each value of one knob of ``log2``: value → λ array."""
+    return {v: sp.knob_landscape(log2.replace(**{knob: v}), divisors) for v in values}
+
+
+def winners_text(study: dict, divisors: tuple = KNOB_DIVISORS) -> str:
+    """Each winner of a ``knob_study`` with the values it wins at, runs of consecutive
+    integers joined ("div9 at 5–6 and 8–16 bits")."""
+    by = {}
+    for v, lam in study.items():
+        by.setdefault(search.divisor_name(divisors[int(np.argmin(lam))]), []).append(v)
+    parts = []
+    for name, values in sorted(by.items(), key=lambda kv: -len(kv[1])):
+        items, start = [], values[0]
+        for a, b in zip(values, values[1:] + [None], strict=True):
+            if b != a + 1:
+                items += ([f"{start}–{a}"] if a > start + 1
+                          else [str(v) for v in range(start, a + 1)])
+                start = b
+        parts.append(f"{name} at {_and(items)} bits")
+    return "; ".join(parts)
+
+
+def _and(items) -> str:
+    """"a, b and c"."""
+    items = list(items)
+    return ", ".join(items[:-1]) + " and " + items[-1] if len(items) > 1 else "".join(items)
+
+
+def knob_knee(study: dict, tol: float = 0.03) -> int:
+    """The smallest knob value from which on (over the values of ``study``) no divisor's λ
+    varies by more than ``tol`` (relative)."""
+    values = sorted(study)
+    for i, v in enumerate(values):
+        lam = np.array([study[w] for w in values[i:]])
+        if np.all(lam.max(axis=0) / lam.min(axis=0) - 1 <= tol):
+            return v
+    return values[-1]
 
 
 def knob_figure(knob: str, divisors: tuple = KNOB_DIVISORS):

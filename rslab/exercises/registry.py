@@ -106,7 +106,7 @@ EXERCISES = {e.id: e for e in (
     Exercise("div14-differ", "06_div14: div14-div4-div8",
              "How many lattice points' second layers differ between Div{a} and Div{b} "
              "(search.second_layer)?", o.divisors_differ, {"a": 4, "b": 16},
-             {"a": 4, "b": 8}),
+             {"a": 8, "b": 16}),
     Exercise("div14-power", "06_div14: div14-power",
              "How many samples does a 64-bin χ² test at α = {alpha} need to reject "
              "Div{divisor} with probability {power} (within 1 %)?", o.samples_to_reject,

@@ -98,6 +98,33 @@ def compare(winner: dict, other: dict, df: int = 63, level: float = 0.99,
             "p": p, "resolved": p < LEVEL}
 
 
+def chi2_difference(dev_a, dev_b, n: int, fpc: float = 1.0) -> tuple[float, float]:
+    """Mean and standard deviation of ``χ²_b − χ²_a``, the 64-bin χ² of law ``b`` minus that
+    of law ``a`` on the same ``n`` draws (common random numbers); ``dev_*`` are the bins'
+    probabilities minus 1/64. To leading order both share the multinomial noise ``W`` and
+    the difference is ``n(λ_b − λ_a) + 2√n Σ_j (p_b − p_a)_j W_j / q``: mean ``n·Δλ``,
+    variance ``4n·fpc·λ_d`` with ``λ_d = Σ (p_b − p_a)²/q`` (the draws whose bin the two laws
+    disagree on add a smaller term this leaves out)."""
+    a, b = np.asarray(dev_a, np.float64), np.asarray(dev_b, np.float64)
+    if a.shape != b.shape or a.ndim != 1:
+        raise ValueError("dev_a and dev_b must be 1-d arrays of the same length (one per bin)")
+    n = _check_positive(n, "n")
+    q = 1 / a.size
+    lam = lambda d: float((d**2).sum() / q)  # noqa: E731
+    return n * (lam(b) - lam(a)), 2 * math.sqrt(n * check_fpc(fpc) * lam(b - a))
+
+
+def paired_power(mean: float, sd: float, seeds: int, level: float = LEVEL) -> float:
+    """The chance that the paired t-test over ``seeds`` seeds resolves (p below ``level``) a
+    per-seed difference of normal law ``(mean, sd)``: the noncentral t law's two tails."""
+    seeds = _check_positive(seeds, "seeds")
+    if seeds < 2 or not sd > 0:
+        raise ValueError(f"need seeds ≥ 2 and sd > 0, got seeds={seeds}, sd={sd!r}")
+    df, nc = seeds - 1, math.sqrt(seeds) * mean / sd
+    crit = sps.t.ppf(1 - level / 2, df)
+    return float(sps.nct.sf(crit, df, nc) + sps.nct.cdf(-crit, df, nc))
+
+
 KS_GRID = 1 << 16
 """Points of the bridge's grid in ``sample_ks`` (every lattice atom's two ends besides): the
 grid's maximum falls short of the continuous one by well under 1 %."""
