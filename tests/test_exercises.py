@@ -135,3 +135,12 @@ def test_rslab_grade_exercises_runs_a_notebook_with_the_hidden_variant(tmp_path)
     tests = results["tests"]
     assert [t["name"] for t in tests] == ["machine-chains", "pipelining-workers",
                                           "machine-strides"]
+
+
+def test_check_without_an_answer_says_so_and_scores_nothing(capsys):
+    from rslab.exercises import check
+
+    result = check("machine-chains", None)
+    out = capsys.readouterr().out
+    assert not result and result.points == 0
+    assert "no answer yet" in out and "With VALU latency" in out

@@ -144,6 +144,9 @@ class CheckResult:
     def __repr__(self) -> str:
         return self.message
 
+    def _ipython_display_(self) -> None:
+        """Nothing more in a notebook: :func:`check` has printed the message."""
+
 
 def check(exercise_id: str, answer) -> CheckResult:
     """Check ``answer`` against the oracle on the exercise's variant; prints one line and
@@ -152,7 +155,10 @@ def check(exercise_id: str, answer) -> CheckResult:
     params = variant(exercise_id)
     right = matches(e, answer, expected(exercise_id, params))
     hidden = params != e.params
-    if right:
+    if answer is None:
+        message = (f"… {exercise_id}: no answer yet: set `answer` and run the cell again; "
+                   f"the question: {e.text(params)}")
+    elif right:
         message = f"✓ {exercise_id}: right ({e.points:g} point{'s' if e.points != 1 else ''})"
     elif e.book is not None and matches(e, answer, expected(exercise_id, e.book)):
         message = (f"✗ {exercise_id}: {answer!r} is the answer for the book's prose "
