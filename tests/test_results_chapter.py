@@ -118,12 +118,30 @@ def test_a_tie_of_units_is_explained_whatever_their_order():
     assert results.binding_why("valu = st") == results.binding_why(binding)
     words = results.binding_words({"max": {"binding": binding}, "sumexp": {"binding": "sfu = valu"},
                                    "bonus": {"binding": "valu"}})
-    assert "lands the float32 halves" in words and "four exp2 pushes" in words
+    assert "lands the float32 halves" in words and "4 exp2 pushes" in words
 
 
-def test_the_floor_above_the_task_bound_splits_by_rows():
-    """Review 09 #3: at the note's V the rows' shares of the VALU-bound task bound sum to it;
-    the checked rows' share is 4 cycles per packed vector, the bonus rows' 11."""
+def test_the_sum_exp_tie_is_counted_from_its_body():
+    """Review 09 r2 #1: the optimised sum-exp body holds sixteen VALU ops (subtract, multiply,
+    pop, add for four float32 vectors) against four exp2 pushes of two cycles: eight cycles
+    on each unit, its ResMII."""
+    from rslab.kernels.sampler.bodies import sumexp_loop_body
+    from rslab.kernels.sampler.plans import OPTIMISED
+    from rslab.schedule import analyse
+
+    body = sumexp_loop_body("fast", OPTIMISED.sumexp_workers, OPTIMISED.sumexp_u,
+                            landed=OPTIMISED.land_fp32)
+    assert analyse(body).res_mii == 8
+    assert results.sumexp_tie() == ("4 exp2 pushes of 2 cycles each, 8 cycles, per 16 VALU "
+                                    "ops on 2 slots, 8 cycles")
+    assert results.binding_why("valu = sfu") == results.sumexp_tie()
+
+
+def test_the_floor_above_the_task_bound_splits_by_op_kind():
+    """Review 09 #3, r2 #2: at the note's V the counted work's cycles of the VALU-bound task
+    bound sum to it; the checked rows' conversion (1 VALU op per float32 vector) is the row
+    max's, which lands the halves, their subtract, multiply and pop sum-exp's (3), the bonus
+    rows' 11 cycles per packed vector; the max and the sum are reductions left out."""
     tp = TEST_POINTS["all-accept"]
     task = machine_task_bound(MachineConfig(), SamplerLayout(tp.R, tp.S, VOCAB),
                               results.accepted_at("all-accept"))
@@ -133,10 +151,12 @@ def test_the_floor_above_the_task_bound_splits_by_rows():
            "optimized_task_bound": task,
            "optimized_floor": {ph: {"bound_cycles": c} for ph, c in floors.items()}}
     parts = {p["part"]: p for p in results.floor_over_task(row)}
-    assert parts["sum-exp"]["task"] == 32 * 605 * 4
+    assert parts["row max"]["task"] == 32 * 605 * 1
+    assert parts["sum-exp"]["task"] == 32 * 605 * 3
     assert parts["bonus Gumbel"]["task"] == 8 * 605 * 11
     assert sum(p["task"] for p in parts.values()) == task["bound_cycles"]
-    assert parts["row max"]["over"] == 39424
+    assert parts["row max"]["over"] == 39424 - 19360 and parts["sum-exp"]["over"] == 20448
+    assert parts["row max"]["reduction"] == parts["sum-exp"]["reduction"] == 32 * 605 * 1
     assert sum(p["over"] for p in parts.values()) == sum(floors.values()) - task["bound_cycles"]
     with pytest.raises(ValueError, match="dma-bound"):
         results.floor_over_task(dict(row, optimized_task_bound=dict(task, binding="dma")))
@@ -195,3 +215,27 @@ def test_raw_logit_bias_shows_long_before_a_step_of_one():
     assert results.uniformity_p(results.raw_bonus_frequencies(1e6, n), n) < 1e-3
     assert results.uniformity_p(
         results.raw_bonus_frequencies(reference.BONUS_LOGIT_LIMIT, n), n) > 1e-3
+
+
+def test_the_speedup_tends_to_the_baselines_growth_over_the_loops():
+    """Review 09 r2 #4: between two vocabularies the baseline adds, per packed vector of every
+    row, its loops' chains (32 × 12 + 32 × 55 + 8 × 145 = 3,304) and 160 cycles of DMA wait;
+    the optimised loops add 32 × 2 + 32 × 4 + 8 × 17.5 = 332 at their IIs: the limit is
+    3,464 / 332 = 10.43×, above the loops' own 9.95×."""
+    items = [{"baseline_per_vector": 12.0, "optimised_per_vector": 2.0},
+             {"baseline_per_vector": 55.0, "optimised_per_vector": 4.0},
+             {"baseline_per_vector": 145.0, "optimised_per_vector": 17.5}]
+
+    def row(base, opt, base_dma, opt_dma):
+        return [{"name": "all-accept", "baseline_cycles": base, "optimized_cycles": opt,
+                 "baseline_phases": {"dma_wait": base_dma},
+                 "optimized_phases": {"dma_wait": opt_dma}}]
+
+    sweep = {1024: row(27154, 11277, 8804, 1019), 4096: row(68722, 14517, 10724, 267),
+             16384: row(234994, 30493, 18404, 307), VOCAB: row(2109018, 211574, 104964, 1668)}
+    lim = results.speedup_limit(sweep, items)
+    assert lim["vocabs"] == (16384, VOCAB)
+    assert lim["baseline"] == pytest.approx(3464) and lim["dma"] == pytest.approx(160)
+    assert lim["loops_baseline"] == 3304 and lim["loops_optimised"] == 332
+    assert lim["limit"] == pytest.approx(3464 / 332)
+    assert lim["limit"] > lim["loops_limit"] == pytest.approx(3304 / 332)

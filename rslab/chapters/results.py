@@ -11,6 +11,9 @@ from rslab.executors import make_executor
 from rslab.fixtures import TEST_POINTS, VOCAB
 from rslab.kernels.sampler.bodies import final_body, rowmax_body, sumexp_loop_body
 from rslab.kernels.sampler.floor import (
+    CONVERT,
+    SHIFT,
+    VALU_PER_TRANSCENDENTAL,
     compute_bound,
     element_work,
     machine_task_bound,
@@ -114,21 +117,35 @@ def amdahl(row) -> dict:
             "residual_share": base["residual"] / row["baseline_cycles"]}
 
 
+def sumexp_tie(plan=OPTIMISED) -> str:
+    """Why ``plan``'s sum-exp loop ties the SFU and the VALU, counted from its body: its
+    exp2 pushes at 1 + hold cycles each, against its VALU ops over the VALU's slots."""
+    body = sumexp_loop_body("fast", plan.sumexp_workers, plan.sumexp_u, landed=plan.land_fp32)
+    config = MachineConfig()
+    units = [slot_of(op.opcode) for op in body]
+    pushes, valu = units.count("sfu"), units.count("valu")
+    push = (1 + config.sfu_hold) / config.slots["sfu"]
+    return (f"{pushes} exp2 pushes of {push:g} cycles each, {pushes * push:g} cycles, per "
+            f"{valu} VALU ops on {config.slots['valu']} slots, "
+            f"{valu / config.slots['valu']:g} cycles")
+
+
 BINDING_WHY = {
     frozenset({"st", "valu"}): "it lands the float32 halves: as many stores as VALU ops over "
                                "their slots",
-    frozenset({"sfu", "valu"}): "four exp2 pushes of two cycles each per eight VALU ops",
+    frozenset({"sfu", "valu"}): sumexp_tie,
     frozenset({"valu"}): "the VALU alone",
     frozenset({"latency"}): "the fill and drain around the loop, latency-bound, outweigh its "
                             "own work at this V"}
 """Why a loop phase's floor is bound by what binds it (:func:`binding_words`), keyed by the
 binding's units in any order (``st = valu`` as :func:`rslab.machine.floor.resource_floor`
-names it)."""
+names it); a function computes its words from the optimised plan's body."""
 
 
 def binding_why(binding: str) -> str | None:
     """:data:`BINDING_WHY` of a binding as the floor names it (``"st = valu"``), or None."""
-    return BINDING_WHY.get(frozenset(binding.split(" = ")))
+    why = BINDING_WHY.get(frozenset(binding.split(" = ")))
+    return why() if callable(why) else why
 
 
 def binding_words(floors: dict, phases=("max", "sumexp", "bonus")) -> str:
@@ -333,12 +350,50 @@ GLUE = ("acceptance", "dma_wait", "setup")
 """The phases outside the loops: per-position and per-row work, and the waits."""
 
 
-def floor_over_task(row, draw=("gumbel", "div8")) -> list[dict]:
+REDUCTIONS = {"max": "vmax.f32", "sumexp": "vadd.f32"}
+"""The op of each checked-row loop that reduces its row (the max, the sum): the task bound
+leaves reductions out."""
+CONVERTS = ("vunpack.lo", "vunpack.hi")
+"""The ops that convert a packed BF16 vector to float32: the task bound counts them."""
+
+
+def checked_loop_ops(plan=OPTIMISED) -> dict:
+    """Per checked-row loop (``max``, ``sumexp``) of ``plan``: its VALU ops per float32
+    vector, the conversions among them and its reduction's (:data:`REDUCTIONS`)."""
+    bodies = {"max": (rowmax_body(plan.rowmax_u, land=plan.land_fp32), plan.rowmax_u),
+              "sumexp": (sumexp_loop_body("fast", plan.sumexp_workers, plan.sumexp_u,
+                                          landed=plan.land_fp32), plan.sumexp_u)}
+    out = {}
+    for loop, (body, u) in bodies.items():
+        codes = [op.opcode for op in body if slot_of(op.opcode) == "valu"]
+        out[loop] = {"valu": len(codes) / (2 * u),
+                     "convert": sum(c in CONVERTS for c in codes) / (2 * u),
+                     "reduction": codes.count(REDUCTIONS[loop]) / (2 * u)}
+    return out
+
+
+def _unit_load(valu, trans, task: dict, config) -> float:
+    """Cycles that ``valu`` VALU ops and ``trans`` transcendentals take on the task bound's
+    binding unit, the transcendentals split as the task bound splits them (its load on that
+    unit is linear in the work, so the parts' loads sum to the bound before rounding up)."""
+    on_valu = task["transcendentals_on_valu"] / task["transcendentals"] \
+        if task["transcendentals"] else 0.0
+    if task["binding"] == "sfu":
+        return float((1 + config.sfu_hold) / config.slots["sfu"] * trans * (1 - on_valu))
+    k = VALU_PER_TRANSCENDENTAL
+    return float((valu + trans * (1 - on_valu) + k * trans * on_valu) / config.slots["valu"])
+
+
+def floor_over_task(row, draw=("gumbel", "div8"), plan=OPTIMISED) -> list[dict]:
     """Where the optimised program's floor (row of :func:`run_scenarios`) lies above its
-    task bound, part by part: each loop phase's floor beside the share of the task bound's
-    binding unit that its rows' counted work takes (the row max: none, a reduction the bound
-    leaves out), and the glue (acceptance, DMA wait, setup), which the bound leaves out.
-    Only for a task bound set by the SFU or the VALU: the shares then sum to the bound."""
+    task bound, part by part, by op kind: each loop phase's floor beside the task bound's
+    cycles of the counted work it does (``task``: on the binding unit; a checked row's
+    conversion from BF16 is the row max's where ``plan`` lands the float32 halves, its
+    subtract, multiply and exp2 with its pop sum-exp's), the cycles of its reduction, which
+    the bound leaves out (``reduction``: the max, the sum, at the VALU's pace), and the
+    glue (acceptance, DMA wait, setup), which the bound leaves out. Only for a task bound
+    set by the SFU or the VALU; the ``task`` cycles then sum to the bound's before
+    rounding up."""
     task = row["optimized_task_bound"]
     unit = task["binding"]
     if unit not in ("sfu", "valu"):
@@ -346,30 +401,41 @@ def floor_over_task(row, draw=("gumbel", "div8")) -> list[dict]:
                          "VALU-bound task bound splits by rows")
     config, floors = MachineConfig(), row["optimized_floor"]
     vectors = 2 * SamplerLayout(row["R"], row["S"], row["vocab"]).n_packed
-    accepted = accepted_at(row["name"])
-    checked = sum(min(a + 1, row["S"]) for a in accepted)
+    checked = sum(min(a + 1, row["S"]) for a in accepted_at(row["name"])) * vectors
     final = "bonus" if row["name"] == "all-accept" else "residual"
-
-    def share(kind: str, rows: int) -> float:
-        valu, trans = element_work(kind, "fast", draw)
-        bound = compute_bound(rows * vectors * valu, rows * vectors * trans, config)
-        return float(bound[f"{unit}_cycles"])
-
-    parts = [("row max", floors["max"]["bound_cycles"], 0.0),
-             ("sum-exp", floors["sumexp"]["bound_cycles"], share("checked", checked)),
-             (f"{final} Gumbel", floors[final]["bound_cycles"], share(final, row["R"])),
+    ops = checked_loop_ops(plan)
+    convert = {"max": ops["max"]["convert"], "sumexp": ops["sumexp"]["convert"]}
+    if convert["max"] + convert["sumexp"] != CONVERT:
+        raise ValueError(f"the plan's checked-row loops convert {convert} times per float32 "
+                         f"vector; the task bound counts {CONVERT}")
+    valu, trans = element_work(final, "fast", draw)
+    counted = {"max": _unit_load(checked * convert["max"], 0, task, config),
+               "sumexp": _unit_load(checked * (convert["sumexp"] + SHIFT), checked, task,
+                                    config),
+               final: _unit_load(row["R"] * vectors * valu, row["R"] * vectors * trans, task,
+                                 config)}
+    reduction = {lp: checked * ops[lp]["reduction"] / config.slots["valu"]
+                 for lp in ("max", "sumexp")}
+    parts = [("row max", floors["max"]["bound_cycles"], counted["max"], reduction["max"]),
+             ("sum-exp", floors["sumexp"]["bound_cycles"], counted["sumexp"],
+              reduction["sumexp"]),
+             (f"{final} Gumbel", floors[final]["bound_cycles"], counted[final], 0.0),
              ("glue (acceptance, DMA wait, setup)",
-              sum(floors[ph]["bound_cycles"] for ph in GLUE), 0.0)]
-    return [{"part": name, "floor": f, "task": t, "over": f - t} for name, f, t in parts]
+              sum(floors[ph]["bound_cycles"] for ph in GLUE), 0.0, 0.0)]
+    return [{"part": name, "floor": f, "task": t, "reduction": red, "over": f - t}
+            for name, f, t, red in parts]
 
 
 def floor_over_task_table(parts) -> str:
     """:func:`floor_over_task` as a table, with the totals."""
     total = {"part": "whole program", "floor": sum(p["floor"] for p in parts),
              "task": sum(p["task"] for p in parts), "over": sum(p["over"] for p in parts)}
+    total["reduction"] = sum(p["reduction"] for p in parts)
     return markdown_table([{"part": p["part"], "floor (cycles)": f"{p['floor']:,.0f}",
-                            "its share of the task bound": f"{p['task']:,.0f}",
-                            "floor above the task bound": f"{p['over']:,.0f}"}
+                            "work the task bound counts (cycles)": f"{p['task']:,.0f}",
+                            "floor above it (cycles)": f"{p['over']:,.0f}",
+                            "of which reductions": f"{p['reduction']:,.0f}"
+                            if p["reduction"] else "—"}
                            for p in [*parts, total]])
 
 
@@ -380,6 +446,40 @@ def loops_gain(row, loops=("max", "sumexp", "bonus")) -> dict:
     opt = sum(row["optimized_phases"][ph] for ph in loops)
     return {"baseline": base, "optimised": opt, "gain": base / opt,
             "share": base / row["baseline_cycles"]}
+
+
+def speedup_limit(sweep: dict, items, name: str = "all-accept") -> dict:
+    """What the speedup at test point ``name`` tends to as V grows, from the two largest
+    vocabularies of ``sweep`` (V → rows of :func:`run_scenarios`) and the loops' cycles per
+    packed vector (:func:`loop_items`: row max, sum-exp, bonus row): each program's cycles
+    added per packed vector of every row (``baseline``, ``optimised``), the baseline's DMA
+    wait's part (``dma``: it waits for each transfer when issued) and the optimised
+    program's (``optimised_dma``), the loops' cycles per packed vector of every row at their
+    chains (``loops_baseline``) and at their IIs (``loops_optimised``), and the limits:
+    ``limit`` (the baseline's growth over the optimised loops'), ``loops_limit`` (the
+    loops' alone)."""
+    small, large = sorted(sweep)[-2:]
+    by = {v: next(r for r in sweep[v] if r["name"] == name) for v in (small, large)}
+    tp = TEST_POINTS[name]
+    packed = (SamplerLayout(tp.R, tp.S, large).n_packed
+              - SamplerLayout(tp.R, tp.S, small).n_packed)
+
+    def grows(key: str, phase: str | None = None) -> float:
+        a, b = by[small], by[large]
+        if phase:
+            return (b[key][phase] - a[key][phase]) / packed
+        return (b[key] - a[key]) / packed
+
+    checked = sum(min(a + 1, tp.S) for a in accepted_at(name))
+    rows = (checked, checked, tp.R)
+    base = sum(n * it["baseline_per_vector"] for n, it in zip(rows, items, strict=True))
+    opt = sum(n * it["optimised_per_vector"] for n, it in zip(rows, items, strict=True))
+    return {"vocabs": (small, large), "baseline": grows("baseline_cycles"),
+            "optimised": grows("optimized_cycles"),
+            "dma": grows("baseline_phases", "dma_wait"),
+            "optimised_dma": grows("optimized_phases", "dma_wait"),
+            "loops_baseline": base, "loops_optimised": opt,
+            "limit": grows("baseline_cycles") / opt, "loops_limit": base / opt}
 
 
 def philox_valu_per_vector() -> float:
