@@ -135,3 +135,16 @@ def test_the_four_draws_tokens_on_one_row():
     other = SimpleNamespace(tokens=out["fixed"].tokens, num_accepted=out["fixed"].num_accepted + 1)
     with pytest.raises(ValueError, match="outputs"):
         ch.token_agreement({"a": out["gumbel"], "b": other}, "a", "b")
+
+
+def test_argmax_monte_carlo_p_value_is_simulated_from_the_exact_law():
+    """Review 2, finding 5: the check's p-value does not lean on the asymptotic χ² law (the
+    tail's first-token cell expects far below 5), and it says what tail change it resolves."""
+    from rslab.numerics import targets
+
+    out = ch.argmax_montecarlo(targets.peaked(0.2, 1024), "gumbel", "div8", 600)
+    assert out["drawn_where_exact_is_zero"] == 0 and 1e-3 < out["p_simulated"] <= 1
+    assert min(e for e in out["expected"] if e > 0) < 5 <= out["tail_expected"]
+    assert 0 < out["tail_resolved"] < 1
+    again = ch.argmax_montecarlo(targets.peaked(0.2, 1024), "gumbel", "div8", 600)
+    assert again["p_simulated"] == out["p_simulated"]

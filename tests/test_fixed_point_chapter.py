@@ -60,3 +60,26 @@ def test_the_tail_per_row_is_the_row_phases_difference():
     cyc = ch.fixed_cycles(rows, TEST_POINTS)
     assert cyc["all-accept"]["tail_per_row"] == 8 and cyc["first-reject"]["tail_per_row"] == 0
     assert np.isfinite(cyc["all-accept"]["tail_per_row"])
+
+
+def test_the_worse_end_of_the_quanta_is_set_by_the_crossover_width():
+    """Review 2, finding 2: at 1,210 blocks the top end of S sets K* below about 67.6 bits and
+    the smallest S from 68 on, though 1,210·2^63 = 2^73.2 lies above 2^68."""
+    t = ch.guarantee_terms(154_880)
+    assert abs(t["crossover_bits"] - 67.62) < 0.01 and t["smallest_worst_from"] == 68
+    lo, top = fixed_invcdf.quanta_range(1210)
+    assert fixed_invcdf.level_bound(1210, top, 67) > fixed_invcdf.level_bound(1210, lo, 67)
+    assert fixed_invcdf.level_bound(1210, top, 68) < fixed_invcdf.level_bound(1210, lo, 68)
+    assert t["top_quanta_bits"] > 68 and t["k1"] > t["k1_top"]
+
+
+def test_order_and_scale_keep_the_bound_not_the_law():
+    """Review 2, finding 1: any order or scale stays within the bound; only a power-of-two
+    scale keeps the rounding row's law."""
+    rows = {r["row"]: r for r in ch.order_and_scale(1024)}
+    base = rows["the rounding row"]["chi2"]
+    assert all(r["share"] <= 1 for r in rows.values())
+    assert rows["scaled by 2⁻¹⁰⁰"]["chi2"] == base
+    for name in ("its tokens in a random order", "its tokens sorted, heaviest first",
+                 "scaled by 3"):
+        assert rows[name]["chi2"] < 0.1 * base

@@ -13,6 +13,8 @@ guarantee derived term by term, its domain, its worst row and its cycles.
   against the bound; :func:`fixed_worst` the recommended draw's worst row over the
   adversarial families;
 * :func:`domain_error`: what the draw says to a weight outside its domain;
+  :func:`order_and_scale` (with :func:`order_scale_table`): the rounding row reordered and
+  rescaled, its χ² against the bound;
 * :func:`guarantee_grid` and :func:`least_enough`: the bound for other widths;
 * :func:`chapter_sampler`, :func:`fixed_cycles` and :func:`all_accept_extra`: its cycles in
   the whole sampler, its tail per row, and its cycles against Div8's at another vocabulary.
@@ -140,8 +142,18 @@ def guarantee_terms(vocab: int) -> dict:
     k2 = fixed_invcdf.worst_level_bound(min(fixed_invcdf.LANES, int(vocab)))
     total = chi1 + k2 + chi1 * k2
     smallest, top = fixed_invcdf.quanta_range(n_blocks)
+    # which end of S is worse: the lattice's n·S_top/2^(2b) against the quantisation's
+    # ~n/2^F at the smallest; they meet at b = F + (log2 n + 1)/2 (module docstring)
+    f = fixed_invcdf.FRACTION_BITS
+    widths = range(f, 2 * f + 1)
+    smallest_from = next(b for b in widths if all(
+        fixed_invcdf.level_bound(n_blocks, smallest, c) >= fixed_invcdf.level_bound(
+            n_blocks, top, c) for c in range(b, widths[-1] + 1)))
     return {"vocab": int(vocab), "blocks": n_blocks, "gamma": gamma, "sums": sums,
             "top_quanta_bits": math.log2(top),
+            "crossover_bits": f + (math.log2(n_blocks) + 1) / 2,
+            "smallest_worst_from": smallest_from,
+            "k1_top": fixed_invcdf.level_bound(n_blocks, top),
             "worst_at_smallest": k1 == fixed_invcdf.level_bound(n_blocks, smallest) and k2 ==
             fixed_invcdf.level_bound(min(fixed_invcdf.LANES, int(vocab)), smallest),
             "ratio": ratio, "k1": k1, "quant": math.sqrt(ratio * k1), "root": root,
@@ -163,6 +175,30 @@ def guarantee_table(t: dict) -> str:
             ("χ²", "χ²₁ + K₂ + χ²₁·K₂: the two levels chained", t["total"])]
     return markdown_table([{"term": a, "what it is": b, "value": f"{v:.4g}"}
                            for a, b, v in rows])
+
+
+def order_and_scale(vocab: int) -> list[dict]:
+    """The rounding row of ``vocab`` tokens (:func:`rslab.numerics.adversary.rounding_row`)
+    reordered and rescaled, each with its exact χ² and its share of the bound: the bound holds
+    for all of them, the law does not stay the same (a power-of-two scale keeps it)."""
+    row = adversary.rounding_row(vocab)
+    bound = fixed_invcdf.chi2_bound(vocab)
+    rows = [("the rounding row", row),
+            ("its tokens in a random order", row[np.random.default_rng(0).permutation(row.size)]),
+            ("its tokens sorted, heaviest first", np.sort(row)[::-1].copy()),
+            ("scaled by 3", row * np.float32(3)),
+            ("scaled by 2⁻¹⁰⁰", row * np.float32(2.0**-100))]
+    out = []
+    for name, w in rows:
+        chi = fixed_invcdf.exact_chi2(w)
+        out.append({"row": name, "chi2": chi, "share": chi / bound})
+    return out
+
+
+def order_scale_table(rows: list[dict]) -> str:
+    """:func:`order_and_scale` as Markdown."""
+    return markdown_table([{"row": r["row"], "exact χ²": f"{r['chi2']:.3g}",
+                            "share of the bound": f"{r['share']:.2g}"} for r in rows])
 
 
 def domain_error() -> str:

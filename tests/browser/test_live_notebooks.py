@@ -114,8 +114,8 @@ SENTENCES = {
     "results": ("V_MAIN = by_scale(quick=1024,", "V_MAIN = by_scale(quick=768,",
                 "In the model, all-accept goes from", lambda: results_sentence(1024),
                 lambda: results_sentence(768)),
-    "beyond": ("MC_TAIL = 0.05", "MC_TAIL = 0.04", "The argmax draws.",
-               lambda: beyond_sentence(0.05), lambda: beyond_sentence(0.04)),
+    "beyond": ("MC_TAIL = 0.2", "MC_TAIL = 0.25", "The argmax draws.",
+               lambda: beyond_sentence(0.2), lambda: beyond_sentence(0.25)),
 }
 """How each chapter's test edits one parameter and finds the number in a sentence."""
 RAW_MYST = ("{glue", "{eval", "{cite", "```{admonition}", ":::{admonition}")
