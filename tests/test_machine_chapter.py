@@ -83,3 +83,20 @@ def test_a_body_runs_through_pipeline_and_sim_as_typed():
     plan, run = ch.run_body(body, vmem=words)
     assert plan["binding"].startswith("recurrence") and plan["ii"] == plan["rec_mii"]
     assert run["registers"]["s3"]["f32"] == m
+
+
+def test_only_multiples_of_the_slots_from_slots_times_latency_fill_the_valu():
+    """Interleaved chains, each round in new bundles: 12 and 15 chains keep three slots
+    busy at latency 4; 13, 14 and 16 leave the last bundle of every round part-empty."""
+    from rslab.exercises import expected
+    from rslab.machine import MachineConfig, assemble, simulate
+
+    narrow = MachineConfig().with_(latency={"valu": 4}, slots={"valu": 3})
+
+    def rate(c, m=48):
+        ops = [f"vadd.f32 v{1 + i}, v{1 + i}, v63" for i in range(c)]
+        text = "\n".join(" ; ".join(ops[k:k + 3]) for _ in range(m) for k in range(0, c, 3))
+        return 48 * c / simulate(assemble(text + "\nhalt\n"), narrow).cycles
+
+    assert [c for c in range(9, 17) if rate(c) > 2.9] == [12, 15]
+    assert expected("machine-chains", {"valu_latency": 4, "valu_slots": 3}) == 12

@@ -26,10 +26,13 @@ TWO_PASS = ("a", "a'", "b")
 
 def latency_grid(config, scale: str | None = None) -> list[int]:
     """The SFU latencies the page computes: every value of the slider at book scale; in Lab
-    every eighth, the default and the last."""
+    the shortest, the default, each two-pass knee (``fifo_knee``) and the latency after the
+    last knee (one SFU-latency point of (c) past it can take minutes to schedule)."""
     lo, hi = SWEEP_RANGES["sfu_latency"]
-    step = by_scale(quick=8, book=1, full=1, scale=scale)
-    return sorted(set(range(lo, hi + 1, step)) | {config.latency["sfu"], hi})
+    if by_scale(quick=True, book=False, full=False, scale=scale):
+        knees = {fifo_knee(v, config) for v in ("a'", "b")}
+        return sorted({lo, config.latency["sfu"], max(knees) + 1} | knees)
+    return list(range(lo, hi + 1))
 
 
 def grid_text(grid: list[int]) -> str:
@@ -37,8 +40,9 @@ def grid_text(grid: list[int]) -> str:
     lo, hi = SWEEP_RANGES["sfu_latency"]
     if len(grid) == hi - lo + 1:
         return f"every latency from {lo} to {hi}"
-    return (f"{len(grid)} latencies from {lo} to {hi} (every eighth and the default; the "
-            f"book's build computes all {hi - lo + 1})")
+    return (f"the latencies {', '.join(map(str, grid[:-1]))} and {grid[-1]} (the shortest, "
+            f"the default, the two knees described below and the latency after them; the "
+            f"book's build computes every latency from {lo} to {hi})")
 
 
 def latency_records(grid, config, vocab: int = dt.ROW_VOCAB) -> dict:

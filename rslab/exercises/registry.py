@@ -41,9 +41,10 @@ class Exercise:
 
 EXERCISES = {e.id: e for e in (
     Exercise("machine-chains", "02_machine: machine-chains",
-             "With VALU latency {valu_latency} and {valu_slots} VALU slots, how many "
-             "independent dependency chains must a loop interleave to keep every VALU slot "
-             "busy?", o.chains_to_fill_valu, {"valu_latency": 4, "valu_slots": 3},
+             "With VALU latency {valu_latency} and {valu_slots} VALU slots, what is the fewest "
+             "independent dependency chains (interleaved, {valu_slots} ops a bundle, each round "
+             "in new bundles) that keep every VALU slot busy?", o.chains_to_fill_valu,
+             {"valu_latency": 4, "valu_slots": 3},
              {"valu_latency": 3, "valu_slots": 2}),
     Exercise("machine-in-flight", "02_machine: machine-in-flight",
              "With the SFU's hold-issue of {sfu_hold} cycle and latency {sfu_latency}, how many "
@@ -62,12 +63,12 @@ EXERCISES = {e.id: e for e in (
              "{branch_penalty} cycles, how many cycles does an iteration cost more than with "
              "the hardware loop?", o.branch_loop_cost, {"branch_penalty": 4},
              {"branch_penalty": 2}, points=2.0),
-    Exercise("dataflow-third-slot", "03_dataflow: dataflow-ex1",
+    Exercise("dataflow-third-slot", "03_dataflow: dataflow-hold",
              "On a machine whose SFU push holds the unit {sfu_hold} extra cycle(s) "
              "(sfu_hold = {sfu_hold}), does a third VALU slot alone make dataflow (a′) "
              "faster?", o.third_slot_speeds_up_a1, {"sfu_hold": 0}, {"sfu_hold": 1},
              kind="yes/no", points=2.0),
-    Exercise("dataflow-unroll", "03_dataflow: (new)",
+    Exercise("dataflow-unroll", "03_dataflow: dataflow-unroll",
              "How many packed vectors per iteration does the row-max pass (emit_rowmax) take "
              "on a machine with VALU latency {valu_latency}?", o.rowmax_unroll,
              {"valu_latency": 8}, {"valu_latency": 3}),
