@@ -239,3 +239,29 @@ def test_the_speedup_tends_to_the_baselines_growth_over_the_loops():
     assert lim["loops_baseline"] == 3304 and lim["loops_optimised"] == 332
     assert lim["limit"] == pytest.approx(3464 / 332)
     assert lim["limit"] > lim["loops_limit"] == pytest.approx(3304 / 332)
+
+
+def test_two_accumulators_alone_leave_the_row_max_on_its_recurrence():
+    rec = results.recurrences()
+    wide = rec[("2 vectors / iteration, 4 accumulators", "max")]
+    assert rec[("chain", "max")] == {"rec": 3.0, "res": 2.0}
+    assert wide["rec"] < wide["res"] < rec[("chain", "max")]["rec"]
+
+
+def test_a_third_valu_slot_brings_the_task_bound_below_the_notes_all_accept():
+    two, three = results.task_bound_slots(2), results.task_bound_slots(3)
+    note_cycles = note.SCENARIOS["all-accept"][1]
+    assert three["bound_cycles"] < note_cycles < two["bound_cycles"]
+    assert three["binding"] == "dma" and three["transcendentals_on_valu"] > 0
+
+
+def test_a_rejected_zero_probability_draft_leaves_an_exactly_zero_residual():
+    import numpy as np
+
+    from rslab.reference import rejection_sample
+
+    logits = np.array([[[-np.inf, 0, 0, -np.inf]] * 2], np.float32)
+    q = np.array([[[0, 0.5, 0.5, 0]]], np.float32)
+    for seed in range(4):
+        r = rejection_sample(logits, q, np.zeros((1, 1), np.int64), path="exact", seed=seed)
+        assert r.num_accepted[0] == 0 and r.tokens[0, 0] in (1, 2)

@@ -211,6 +211,28 @@ def recurrences() -> dict:
                                             landed=plan.land_fp32), plan.sumexp_u)):
             b = analyse(body)
             out[(when, loop)] = {"rec": b.rec_mii / u, "res": b.res_mii / u}
+    wide = plans["2 vectors / iteration, 4 accumulators"]
+    b = analyse(rowmax_chain_body(wide.rowmax_u))
+    out[("chain", "max")] = {"rec": b.rec_mii / wide.rowmax_u, "res": b.res_mii / wide.rowmax_u}
+    return out
+
+
+def rowmax_chain_body(u: int) -> list:
+    """The wide row max body (``u`` packed vectors, one accumulator each) in the chain order
+    of the pipelined step, ``acc = max(max(acc, lo), hi)``, instead of the tree order the
+    wide step uses, ``acc = max(acc, max(lo, hi))``: more accumulators without the new order."""
+    import dataclasses
+
+    out = []
+    for op in rowmax_body(u):
+        if op.opcode == "vmax.f32" and op.dst.startswith("t"):
+            k = op.dst[1:]
+            out.append(dataclasses.replace(op, dst=f"a{k}", srcs=(f"acc{k}", f"lo{k}")))
+        elif op.opcode == "vmax.f32":
+            k = op.dst[3:]
+            out.append(dataclasses.replace(op, srcs=(f"a{k}", f"hi{k}")))
+        else:
+            out.append(op)
     return out
 
 
@@ -544,6 +566,16 @@ def note_gap(loops: dict, vocab: int = VOCAB, draw=("gumbel", "div8")) -> list[d
             "note": note_cycles,
             "note_final_at_most": (note_cycles / packed - checked * note_checked) / tp.R})
     return out
+
+
+def task_bound_slots(valu_slots: int, name: str = "all-accept", vocab: int = VOCAB,
+                     draw=("gumbel", "div8")) -> dict:
+    """The model's task bound of ``draw`` at test point ``name`` and ``vocab`` (as in
+    :func:`note_gap`) on a core with ``valu_slots`` VALU slots."""
+    tp = TEST_POINTS[name]
+    config = MachineConfig().with_(slots={"valu": valu_slots})
+    return machine_task_bound(config, SamplerLayout(tp.R, tp.S, vocab), accepted_at(name),
+                              path="fast", draw=draw)
 
 
 def gap_table(gap) -> str:
