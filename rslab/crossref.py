@@ -172,7 +172,7 @@ def _ref(arg: str, book: Book, page: str) -> str:
 
 def _doc(arg: str, book: Book, page: str) -> str:
     text, name = _split(arg)
-    base = (Path(page).parent / name).as_posix() if page else name
+    base = os.path.normpath(Path(page).parent / name).replace(os.sep, "/") if page else name
     target = book.titles.get(base) or book.titles.get(name)
     return _link(text or target.title, book, target, None, page) if target else (text or name)
 

@@ -35,6 +35,20 @@ def test_citations_read_author_year_and_the_page_gets_its_reference_list(tmp_pat
     assert "## References" in text and "*Iterative Modulo Scheduling*" in text
 
 
+def test_a_doc_link_may_leave_the_pages_folder(tmp_path):
+    (tmp_path / "book").mkdir()
+    (tmp_path / "docs").mkdir()
+    book(tmp_path, {"book/intro": "# Intro\n", "howto": "# How\n", "a": "# A\n",
+                "b": "# B\n", "docs/arch": "# Architecture\n"})
+    (tmp_path / "_toc.yml").write_text((tmp_path / "_toc.yml").read_text()
+                                       + "  - caption: After\n    chapters:\n"
+                                         "      - file: docs/arch\n")
+    load.cache_clear()
+    b = load(str(tmp_path))
+    assert resolve("See {doc}`../docs/arch`.", "book/intro", b) == \
+        "See [Architecture](../docs/arch.md)."
+
+
 def test_code_and_unknown_labels_are_left_as_they_are(tmp_path):
     b = book(tmp_path, {"intro": "# Intro\n", "howto": "# How\n", "a": "# A\n", "b": "# B\n"})
     src = "```{code-cell}\nx = '{ref}`a`'\n```\nSee {ref}`nowhere`.\n"

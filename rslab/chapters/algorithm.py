@@ -6,7 +6,7 @@ from scipy import stats
 from rslab import memo
 from rslab.numerics.gumbel import get_noise
 from rslab.numerics.rng import all_uniforms
-from rslab.reference import LOG2E, rejection_sample, target_probs
+from rslab.reference import LOG2E, rejection_sample, softmax_numerators, target_probs
 from rslab.viz import sampling_plots as sp
 from rslab.viz.controls import float_control
 from rslab.viz.tables import markdown_table
@@ -94,6 +94,42 @@ def never_drawn(logits, spread: float) -> tuple[int, float]:
     lost = x.max() - x > spread + rounding
     return int(lost.sum()), float(target_probs(np.asarray(logits, np.float32))[lost].sum(
         dtype=np.float64))
+
+
+def reciprocal_share(logits) -> tuple[bool, float]:
+    """Whether the reference's probabilities of ``logits`` are ``e · (1/s)``, bit for bit, and
+    the share of them that differ from ``e / s`` (``s`` the float32 sum of the row's ``e``)."""
+    logits = np.asarray(logits, np.float32)
+    e = softmax_numerators(logits)
+    s = e.sum(axis=-1, dtype=np.float32, keepdims=True)
+    p = target_probs(logits)
+    return bool(np.array_equal(p, e * (np.float32(1) / s))), float(np.mean(p != e / s))
+
+
+def shortfall_from(ys, tail, ideal, short: float = 0.05) -> float:
+    """The smallest y of ``ys`` from which on ``tail`` stays more than ``short`` (relative)
+    below the ``ideal`` tail at every y (``inf`` where the last y is not short)."""
+    ok = np.flatnonzero(np.asarray(tail) >= (1 - short) * np.asarray(ideal))
+    last = ok[-1] if ok.size else -1
+    return float(ys[last + 1]) if last + 1 < len(ys) else np.inf
+
+
+def close_until(ys, tail, ideal, tol: float = 0.01) -> float:
+    """The largest y of ``ys`` up to which ``tail`` stays within ``tol`` (relative) of the
+    ``ideal`` tail at every y."""
+    far = np.flatnonzero(np.abs(np.asarray(tail) / np.asarray(ideal) - 1) > tol)
+    return float(ys[far[0] - 1]) if far.size else float(ys[-1])
+
+
+def best_below_zero(probs, name: str) -> float:
+    """P(max_i(log2 p_i + g_i) < 0) for independent noises of the pipeline ``name`` over the
+    2^24-point lattice, in exact arithmetic on its values: the product over tokens of
+    P(g < −log2 p_i). (The ideal noise gives ½ for every normalised ``p``.)"""
+    g = np.sort(get_noise(name)(all_uniforms()).astype(np.float64))
+    p = np.asarray(probs, np.float64)
+    below = np.searchsorted(g, -np.log2(p[p > 0]), side="left") / g.size
+    with np.errstate(divide="ignore"):
+        return float(np.exp(np.sum(np.log(below))))
 
 
 def infinite_share(name: str) -> float:

@@ -4,16 +4,22 @@ note's)."""
 import math
 
 from rslab import note
+from rslab.chapters.beyond import DETECT_TARGET
+from rslab.chapters.fixed_point import guarantee_terms
 from rslab.chapters.results import headline
 from rslab.kernels.sampler.scenarios import run_scenarios
 from rslab.numerics.divergence_bound import ADVANTAGE, samples_no_test_sees
-from rslab.numerics.fixed_invcdf import MAX_WEIGHT, UNIFORM_BITS, chi2_bound
+from rslab.numerics.fixed_invcdf import (
+    MAX_WEIGHT,
+    UNIFORM_BITS,
+    UNIFORM_WORDS,
+    WORDS_PER_ROW,
+    chi2_bound,
+)
+from rslab.numerics.invcdf import LANES
 from rslab.numerics.methods import RECOMMENDED, variant_name
 from rslab.viz.results_plots import PHASE_LABELS
 from rslab.viz.tables import markdown_table
-
-NOTE_TARGET = 10**10
-"""The sample count the note asks a draw to withstand."""
 
 
 def headline_runs(vocab: int, path: str = "fast") -> list[dict]:
@@ -46,23 +52,28 @@ def slower_phases(row: dict) -> list[str]:
 
 
 def recommended(vocab: int = note.VOCAB) -> dict:
-    """The recommended draw's name and guarantee at ``vocab``: its χ² bound over every row of
-    weights in [0, MAX_WEIGHT], the samples below which no test's advantage exceeds
-    ``ADVANTAGE``, and the largest advantage any test has at the note's 10^10 samples."""
+    """The recommended draw's name, shape and guarantee at ``vocab``: blocks of ``LANES``
+    tokens, its uniforms and their bits; its χ² bound over every row of weights in
+    [0, MAX_WEIGHT] and the share of it that the float32 block sums' rounding makes; the
+    samples below which no test's advantage exceeds ``ADVANTAGE``, and the largest advantage
+    any test has at the book's target of ``DETECT_TARGET`` samples."""
     bound = chi2_bound(vocab)
     return {"name": variant_name(*RECOMMENDED), "bound": bound, "advantage": ADVANTAGE,
-            "samples": samples_no_test_sees(bound),
-            "advantage_at_target": math.sqrt(NOTE_TARGET * bound / 2),
-            "max_weight_log2": round(math.log2(MAX_WEIGHT)), "uniform_bits": UNIFORM_BITS}
+            "samples": samples_no_test_sees(bound), "target": DETECT_TARGET,
+            "advantage_at_target": math.sqrt(DETECT_TARGET * bound / 2),
+            "sums_share": guarantee_terms(vocab)["share_sums"],
+            "max_weight_log2": round(math.log2(MAX_WEIGHT)), "uniform_bits": UNIFORM_BITS,
+            "uniforms": WORDS_PER_ROW // UNIFORM_WORDS, "lanes": LANES}
 
 
 _SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
 
 
 def sci(x: float, digits: int = 2) -> str:
-    """``x`` in scientific notation for prose: 1.9e-13 as "1.9 × 10⁻¹³"."""
+    """``x`` in scientific notation for prose: 1.9e-13 as "1.9 × 10⁻¹³", 1e10 as "10¹⁰"."""
     mantissa, exponent = f"{x:.{digits - 1}e}".split("e")
-    return f"{mantissa} × 10{str(int(exponent)).translate(_SUPERSCRIPT)}"
+    power = f"10{str(int(exponent)).translate(_SUPERSCRIPT)}"
+    return power if float(mantissa) == 1 else f"{mantissa} × {power}"
 
 
 def speed_words(speedup: float) -> str:

@@ -91,7 +91,7 @@ EXERCISES = {e.id: e for e in (
              "drafts, what is the expected number of tokens a request emits?",
              o.expected_emitted, {"alpha": 0.7, "drafts": 5}, None, kind="number",
              rel_tol=1e-6),
-    Exercise("algorithm-key-words", "01_algorithm: algorithm-ex4",
+    Exercise("algorithm-key-words", "01_algorithm: algorithm-ex5",
              "How many of the two Philox key words differ between seeds {seed_a} and "
              "{seed_b}?", o.philox_words_differing,
              {"seed_a": 5, "seed_b": 5 + 2**32 + 1}, {"seed_a": 0, "seed_b": 2**32}),
