@@ -142,3 +142,48 @@ def test_the_selection_report_reads_a_real_search():
     assert rep["winner"] == rep["ks"][0]["name"]
     assert all(0 <= r["p"] <= 1 for r in rep["ks"]) and len(rep["chi2"]) == 1
     assert rep["chi2"][0]["band_other"][0] < rep["chi2"][0]["band_other"][1]
+
+
+def test_the_scaled_tail_merges_by_the_accumulators_lsb_not_by_its_error():
+    r = div8.tail_reach()
+    assert r["first_log_step"] == r["accumulator_lsb"] == 2.0**-FL.product_bits
+    assert r["distinct_products"] > 2 * r["distinct_first_log"] == 2 * r["distinct"]
+    fine = r["fine"]
+    assert fine["error_bound"] == pytest.approx(fine["bound"], rel=0.02)
+    assert fine["distinct"] == r["distinct_products"]
+    assert fine["g_max"] == pytest.approx(r["g_max"], abs=0.1)
+    assert r["t_min"] > 100 * r["t_min_ideal"]
+
+
+def test_only_the_plateau_has_a_relative_error_of_one_in_the_band():
+    e = div8.largest_log_error()
+    assert 0.4 < e["band_zeros"] / e["band_points"] < 0.6
+    assert e["band_rel_max"] < 0.01
+
+
+@pytest.mark.heavy
+def test_the_ks_test_rejects_div8_only_past_its_critical_value():
+    from rslab.numerics.gumbel import get_noise
+    from rslab.numerics.stats import exact_stats
+
+    ex = exact_stats(get_noise("div8"), errors=False)
+    mass = div8.plateau_hits(FL, 8)[0]
+    at_floor = int((2 * div8.ks_noise_floor(1) / mass) ** 2)
+    at_critical = int((2 * div8.ks_critical(1) / mass) ** 2)
+    assert div8.ks_power(ex, at_floor) < 0.1
+    assert div8.ks_power(ex, at_critical) > 0.8
+
+
+def test_the_ks_critical_value_is_the_kolmogorov_laws_quantile():
+    assert div8.ks_critical(1) == pytest.approx(1.6276, abs=1e-3)
+    assert div8.ks_critical(10**6, alpha=0.05) == pytest.approx(1.3581e-3, rel=1e-3)
+
+
+def test_the_tau_figure_axes_cover_every_position_of_its_slider():
+    taus, zeros = div8.plateau_curve()
+    (x0, x1), (y0, y1) = div8.plateau_limits()
+    assert div8.TAU_SCALES[0] == div8.TAU_RANGE[0] and div8.TAU_SCALES[-1] == div8.TAU_RANGE[1]
+    assert np.all(np.diff(zeros) > 0)
+    assert x0 <= taus[0] and taus[-1] <= x1 and y0 <= zeros[0] and zeros[-1] <= y1
+    control = div8.plateau_control()
+    assert (control.lo, control.hi) == div8.TAU_RANGE

@@ -10,7 +10,7 @@ import functools
 import inspect
 
 import numpy as np
-from scipy.stats import chi2
+from scipy.stats import chi2, kstwo, kstwobign
 
 from rslab import note
 from rslab.numerics import fastlog
@@ -24,8 +24,13 @@ from rslab.viz.controls import float_control
 
 STRIDE = 4
 """Every 4th of the 2^24 lattice uniforms: exact counts at a quarter of the cost."""
-TAU_SCALES = (0.25, 0.5, 1.0, 1.5, 2.0, 3.0)
-"""The thresholds (× the calibrated τ) of the plateau figure's reference curve."""
+TAU_RANGE = (0.1, 4.0)
+"""The τ slider's range, as multiples of the calibrated threshold."""
+TAU_SCALES = (TAU_RANGE[0], 0.25, 0.5, 1.0, 1.5, 2.0, 3.0, TAU_RANGE[1])
+"""The thresholds (× the calibrated τ) of the plateau figure's reference curve: the slider's
+whole range."""
+KS_ALPHA = 0.01
+"""The level at which the chapter's KS test rejects."""
 
 
 @functools.lru_cache(maxsize=64)
@@ -73,8 +78,8 @@ def _precise(stride: int) -> np.ndarray:
 
 def divisor_caption(k: float, profile: dict) -> str:
     """The live divisor figure's caption: its exact counts."""
-    return (f"k = {k:g}: g = 0 {profile['zeros']:,.1f}, plateau hits {profile['hits']:,.1f} "
-            "per 2^20 draws")
+    return (f"k = {k:g}: {profile['zeros']:,.1f} zeros (g = 0) and {profile['hits']:,.1f} "
+            "plateau hits per 2^20 draws")
 
 
 def plateau_figure(scale: float):
@@ -82,11 +87,24 @@ def plateau_figure(scale: float):
     zeros of the scaled pipeline as caption."""
     base = DEFAULT_FASTLOG2
     cfg = base.replace(zero_threshold=base.zero_threshold * scale)
-    taus = [base.zero_threshold * s for s in TAU_SCALES]
-    curve = [zeros_per_2_20(base.replace(zero_threshold=t)) for t in taus]
+    taus, curve = plateau_curve()
     here = zeros_per_2_20(cfg)
-    return (npl.plot_plateau_frame(cfg, taus, curve, here),
+    return (npl.plot_plateau_frame(cfg, taus, curve, here, *plateau_limits()),
             f"τ = {cfg.zero_threshold:.5f}: {here:,.1f} zeros per 2^20 draws (scaled)")
+
+
+def plateau_curve(log2: FastLog2 = DEFAULT_FASTLOG2) -> tuple[list, list]:
+    """The plateau figure's reference curve: each threshold of ``TAU_SCALES`` (× the calibrated
+    τ) and the scaled pipeline's exact zeros per 2^20 draws there."""
+    taus = [log2.zero_threshold * s for s in TAU_SCALES]
+    return taus, [zeros_per_2_20(log2.replace(zero_threshold=t)) for t in taus]
+
+
+def plateau_limits() -> tuple[tuple, tuple]:
+    """The plateau figure's fixed τ and zero-count axes: the reference curve over the slider's
+    whole range (the count grows with τ, so every position lies inside)."""
+    taus, curve = plateau_curve()
+    return (0.0, 1.05 * taus[-1]), (0.0, 1.08 * max(curve))
 
 
 K_MAX = 32.0
@@ -105,7 +123,7 @@ def divisor_figure(k: float):
 
 def plateau_control():
     """τ as a multiple of the calibrated threshold: 0.1 to 4 live."""
-    return float_control("scale", 0.1, 4.0, step=0.05, frames=TAU_SCALES, value=1.0,
+    return float_control("scale", *TAU_RANGE, step=0.05, frames=TAU_SCALES, value=1.0,
                          label="τ × calibrated")
 
 
@@ -115,32 +133,58 @@ def divisor_control():
                          label="divisor k")
 
 
-def tail_reach(top: int = 4096) -> dict:
-    """How far the scaled pipeline's upper tail reaches on the lattice: its largest g against
-    the lattice's own (the precise pipeline's), and how many distinct g the ``top`` largest
-    lattice uniforms give in each (``top`` distinct values when no mass is merged)."""
+FINE_ACCUMULATOR = 30
+"""The product and square widths (bits) of the control log in ``tail_reach``."""
+
+
+def tail_reach(top: int = 4096, log2: FastLog2 = DEFAULT_FASTLOG2) -> dict:
+    """How far the scaled pipeline's upper tail reaches on the lattice and why: its largest g
+    against the lattice's own (the precise pipeline's); how many distinct values the ``top``
+    largest lattice uniforms give at each step (``top`` when no mass is merged); the first
+    log's output step there against the step of ``log2(u·c)`` per lattice point; the
+    smallest t against the ideal one; and the same for a control log whose products and
+    squares keep ``FINE_ACCUMULATOR`` bits (``fine``)."""
     u = all_uniforms()[-top:]
-    g_scaled = get_noise("scaled")(u)
+    tr = get_noise("scaled", log2=log2).trace(u)
     g_precise = get_noise("precise")(u)
-    return {"top": top, "g_max": float(g_scaled.max()), "g_max_lattice": float(g_precise.max()),
-            "distinct": int(np.unique(g_scaled).size),
-            "distinct_lattice": int(np.unique(g_precise).size)}
+    uc = tr["uc"].astype(np.float64)
+    fine_log = log2.replace(product_bits=FINE_ACCUMULATOR, square_bits=FINE_ACCUMULATOR)
+    fine = get_noise("scaled", log2=fine_log).trace(u)
+    return {"top": top, "g_max": float(tr["g"].max()), "g_max_lattice": float(g_precise.max()),
+            "distinct": int(np.unique(tr["g"]).size),
+            "distinct_lattice": int(np.unique(g_precise).size),
+            "distinct_products": int(np.unique(tr["uc"]).size),
+            "distinct_first_log": int(np.unique(tr["l1"]).size),
+            "first_log_step": float(np.median(np.diff(np.unique(tr["l1"]).astype(np.float64)))),
+            "accumulator_lsb": 2.0**-log2.product_bits,
+            "log_step": float(np.median(np.diff(np.log2(uc)))),
+            "t_min": float(tr["t"].min()),
+            "t_min_ideal": float((-np.log2(u.astype(np.float64))).min()),
+            "fine": {"bits": FINE_ACCUMULATOR, "error_bound": fine_log.error_bound(),
+                     "bound": log2.error_bound(), "g_max": float(fine["g"].max()),
+                     "distinct": int(np.unique(fine["g"]).size)}}
 
 
 def largest_log_error(lo: float = 0.5, hi: float = 2.0, log2: FastLog2 = DEFAULT_FASTLOG2) -> dict:
     """The largest absolute error of ``log2`` over every float32 in ``[lo, hi)``, where it is,
     whether it lies in the band ``|log2 x| < 2τ`` that ``error_bound()`` leaves out, and the
-    largest error outside that band (``outside``)."""
+    largest error outside that band (``outside``); the band's float32 count, how many of them
+    give 0 (the plateau), and the largest relative error of the others (``band_rel_max``)."""
     bits = np.arange(np.float32(lo).view(np.uint32), np.float32(hi).view(np.uint32),
                      dtype=np.uint32)
     x = bits.view(np.float32)
     err = np.abs(log2(x).astype(np.float64) - np.log2(x.astype(np.float64)))
     i = int(np.argmax(err))
     bound = log2.error_bound()
-    excluded = np.abs(np.log2(x.astype(np.float64))) < 2 * log2.zero_threshold
+    exact = np.log2(x.astype(np.float64))
+    excluded = np.abs(exact) < 2 * log2.zero_threshold
+    zero = log2(x) == 0
+    rest = excluded & ~zero & (exact != 0)
     return {"error": float(err[i]), "x": float(x[i]), "bound": bound,
             "ratio": float(err[i]) / bound, "excluded": 2 * log2.zero_threshold,
-            "in_excluded": bool(excluded[i]), "outside": float(err[~excluded].max())}
+            "in_excluded": bool(excluded[i]), "outside": float(err[~excluded].max()),
+            "band_points": int(excluded.sum()), "band_zeros": int((excluded & zero).sum()),
+            "band_rel_max": float((err[rest] / np.abs(exact[rest])).max())}
 
 
 def atom_mass_estimate(k: float, log2: FastLog2 = DEFAULT_FASTLOG2) -> float:
@@ -193,7 +237,6 @@ def calibration_rows(calib) -> list[dict]:
     """The calibration's candidates (``calibration.calibrate``) for a page."""
     return [{"c0 width (bits)": str(r["c0_bits"]), "c1 width (bits)": str(r["c1_bits"]),
              "threshold τ": f"{r['zero_threshold']:.5f}",
-             "zeros predicted at 2^20": f"{r['plateau_prediction']:,.0f}",
              "Div8's E[χ²] at 10⁹": f"{r['expected_chi2']:,.1f}",
              "error bound": f"{r['error_bound']:.2e}"} for r in calib.rows]
 
@@ -262,6 +305,18 @@ def trace_rows(trace: dict, i: int) -> list[dict]:
 def ks_noise_floor(n: int) -> float:
     """The mean KS distance of ``n`` draws from the ideal law itself: 0.8687/√n."""
     return KS_NULL_MEAN / np.sqrt(n)
+
+
+def ks_critical(n: int, alpha: float = KS_ALPHA) -> float:
+    """The KS distance above which a test at level ``alpha`` rejects, large-n form
+    ``c_α/√n`` (``c_0.01`` ≈ 1.63, the Kolmogorov law's 99 % point)."""
+    return float(kstwobign.isf(alpha)) / np.sqrt(n)
+
+
+def ks_power(ex, n: int, alpha: float = KS_ALPHA, sims: int = 200) -> float:
+    """The share of ``sims`` simulated samples of ``n`` draws of the exact law ``ex`` whose KS
+    test rejects at level ``alpha`` (``separation.sample_ks`` against ``scipy``'s ``kstwo``)."""
+    return float(np.mean(sample_ks(ex.sorted_g, n, sims=sims) > kstwo.isf(alpha, n)))
 
 
 def sample_ks_mean(ex, n: int) -> float:
