@@ -169,32 +169,36 @@ def recurrence_bound(rows) -> dict:
             "draw_ratio": max(r["rec_mii"] / r["res_mii"] for r in draw)}
 
 
-def one_stage_timing(schedule) -> dict:
-    """Where the one-stage schedule's II comes from: the issue cycles of its pushes, its last
-    pop and last add, and the iteration's length (the II one stage needs)."""
+def iteration_timing(schedule) -> dict:
+    """Where one iteration's length comes from: the issue cycles of its pushes, its last pop
+    and last add, its length (last issue + 1: the II one stage needs) and its stages
+    (⌈length / II⌉)."""
     at = {op.label: t for op, t in zip(schedule.graph.ops, schedule.times, strict=True)}
     pushes = sorted(t for op, t in zip(schedule.graph.ops, schedule.times, strict=True)
                     if op.is_push)
     pops = [at[op.label] for op in schedule.graph.ops if op.opcode == "vpop"]
     adds = [at[op.label] for op in schedule.graph.ops if op.label.startswith("acc")]
     return {"pushes": pushes, "last_pop": max(pops), "last_add": max(adds),
-            "length": schedule.length}
+            "length": schedule.length, "ii": schedule.ii,
+            "stages": -(-schedule.length // schedule.ii)}
 
 
 def chain_rows() -> list[dict]:
-    """Two unpack chains an iteration (two packed vectors, four workers) beside one (one
-    packed vector, two workers), each planned with the machine's hold and with hold 0, per
-    packed vector (finding: the note's two chains are not needed in this model)."""
+    """Two packed vectors an iteration (four exp2 chains, four workers) beside one (its low and
+    high halves: two exp2 chains, two workers), each planned with the machine's hold and with
+    hold 0, per packed vector: with fewer independent chains in an iteration, the schedule
+    overlaps more iterations (stages)."""
     rows = []
-    for chains, workers in ((2, 4), (1, 2)):
+    for packed, workers in ((2, 4), (1, 2)):
         for plan_hold in (None, 0):
-            p = pb.sumexp_point(workers=workers, packed_per_iter=chains, plan_hold=plan_hold)
-            rows.append({"unpack chains": chains, "workers": workers,
+            p = pb.sumexp_point(workers=workers, packed_per_iter=packed, plan_hold=plan_hold)
+            rows.append({"packed vectors / iteration": packed,
+                         "exp2 chains / iteration": 2 * packed, "workers": workers,
                          "planned with": "the hold" if plan_hold is None else "hold 0",
                          "II": p["ii"], "stages": p["stages"],
                          "vector registers": p["vector_registers"],
-                         "cycles / packed vector": p["measured_ii"] / chains,
-                         "stall cycles / packed vector": p["stalls_per_iter"] / chains})
+                         "cycles / packed vector": p["measured_ii"] / packed,
+                         "stall cycles / packed vector": p["stalls_per_iter"] / packed})
     return rows
 
 
@@ -221,11 +225,18 @@ def row_accounting(vocab: int) -> dict:
 
 
 def unroll_cause(loop) -> dict:
-    """Why modulo variable expansion unrolls ``loop``'s kernel: its longest-lived value, that
-    value's lifetime and the copies it needs (lifetime / II, rounded up)."""
+    """Why modulo variable expansion unrolls ``loop``'s kernel: its longest-lived value, the
+    cycle that defines it, the cycles of its reads (a read of a later iteration counted from
+    this iteration's start: its own cycle + distance × II), its lifetime (last read − def)
+    and the copies it needs (lifetime / II, rounded up)."""
     sch = loop.schedule
     name, life = max(sch.lifetimes().items(), key=lambda kv: kv[1])
-    return {"value": name, "lifetime": life, "ii": sch.ii, "copies": -(-life // sch.ii),
+    ops, times = sch.graph.ops, sch.times
+    producer = next(k for k, op in enumerate(ops) if op.dst == name)
+    reads = sorted((times[e.dst] + e.distance * sch.ii, ops[e.dst].opcode, e.distance)
+                   for e in sch.graph.edges if e.kind == "flow" and e.src == producer)
+    return {"value": name, "defined": times[producer], "def_opcode": ops[producer].opcode,
+            "reads": reads, "lifetime": life, "ii": sch.ii, "copies": -(-life // sch.ii),
             "unroll": loop.expansion.unroll}
 
 
@@ -277,10 +288,27 @@ def sweep_best(rows) -> dict:
 
 
 def sweep_table(rows) -> str:
-    """``--sweep`` rows as a table: unroll, II, MII and cycles per source iteration, or why
-    no schedule exists at that II."""
+    """``--sweep`` rows as a table: unroll, II, MII, cycles per source iteration and the whole
+    program's bundles if nothing stalls, or why no schedule exists at that II."""
+    def ok(r, key, fmt=str):
+        return fmt(r[key]) if r["status"] == "ok" else "–"
     out = [{"unroll": r["unroll"], "II": r["ii"], "MII": r["mii"],
             "cycles / source iteration": (f"{r['cycles_per_source_iteration']:.3g}"
                                           if r["status"] == "ok" else "no schedule found"),
-            "stages": r["stages"] if r["status"] == "ok" else "–"} for r in rows]
+            "stages": ok(r, "stages"), "program bundles (no stall)": ok(r, "program_cycles")}
+           for r in rows]
     return markdown_table(out, fmt=lambda _, v: str(v))
+
+
+def unrolled_program(body_file, unroll: int, machine: tuple, out) -> dict:
+    """``rslab pipeline BODY --unroll K -o OUT`` then ``rslab sim OUT --json``: the program's
+    cycles and bundles, and per loop its iterations and cycles per source iteration (the
+    unrolled loop, then the remainder's loop when the trip count is not a multiple of K)."""
+    import json
+
+    command_output("pipeline", body_file, *machine, "--unroll", str(unroll), "-o", out)
+    run = json.loads(command_output("sim", out, "--json"))
+    return {"cycles": run["cycles"], "bundles": run["bundles"],
+            "loops": [{"iterations": lp["iterations"], "per_pass": lp["source_per_pass"],
+                       "cycles_per_source_iter": lp["cycles_per_source_iter"]}
+                      for lp in run["loops"]]}

@@ -262,8 +262,9 @@ def plot_sweep(values, series: dict, *, xlabel, ax=None, note=None):
         ax.plot(values, ys, marker="o", label=label)
     if note:
         ax.axhline(note[1], color="0.5", ls=":", label=note[0])
+    ax.set_xticks(values)
     ax.set_xlabel(xlabel)
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=9)
     ax.grid(alpha=0.3)
     return ax.figure
 
@@ -271,20 +272,23 @@ def plot_sweep(values, series: dict, *, xlabel, ax=None, note=None):
 def plot_ii_vs_bounds(rows, *, title: str = "Each loop's II against its lower bounds"):
     """Per loop (``rows``: ``loop``, ``ii``, ``res_mii``, ``rec_mii``, ``per_iteration``):
     II per packed vector as a bar, ResMII and RecMII per packed vector as markers."""
-    fig, ax = plt.subplots(figsize=(8, 0.42 * len(rows) + 1.4))
+    fig, ax = plt.subplots(figsize=(7, 0.42 * len(rows) + 2.0))
     y = np.arange(len(rows))[::-1]
     per = [max(r.get("per_iteration", 1), 1) for r in rows]
     ii = [r["ii"] / p for r, p in zip(rows, per, strict=True)]
-    ax.barh(y, ii, color="#4c72b0", alpha=0.75, label="II (achieved by the scheduler)")
+    ax.barh(y, ii, color="#4c72b0", alpha=0.75, label="II (scheduler)")
     ax.plot([r["res_mii"] / p for r, p in zip(rows, per, strict=True)], y, "k|", ms=14, mew=2,
             label="ResMII (resources)")
     ax.plot([r["rec_mii"] / p for r, p in zip(rows, per, strict=True)], y, "r|", ms=14, mew=2,
             label="RecMII (recurrences)")
     for yi, r, v in zip(y, rows, ii, strict=True):
-        ax.text(v, yi, f" {r['ii']}/{max(r['res_mii'], r['rec_mii'])}", va="center", fontsize=7)
-    ax.set_yticks(y, [r["loop"] for r in rows], fontsize=8)
-    ax.set_xlabel("cycles per packed vector (II, ResMII, RecMII over the vectors per iteration)")
-    ax.legend(fontsize=7, loc="lower right")
-    ax.set_title(title, fontsize=10)
-    fig.tight_layout()
+        ax.text(v, yi, f" {r['ii']}/{max(r['res_mii'], r['rec_mii'])}", va="center", fontsize=10)
+    ax.set_xlim(0, 1.15 * max(ii))
+    ax.set_yticks(y, [r["loop"] for r in rows], fontsize=10)
+    ax.tick_params(axis="x", labelsize=10)
+    ax.set_xlabel("cycles per packed vector (label: II / MII per iteration)", fontsize=10)
+    ax.set_title(title, fontsize=11)
+    fig.legend(*ax.get_legend_handles_labels(), fontsize=10, loc="lower center", ncol=3,
+               frameon=False)
+    fig.tight_layout(rect=(0, 0.5 / fig.get_figheight(), 1, 1))
     return fig

@@ -1,0 +1,106 @@
+"""The software-pipelining chapter's corrected sentences, one test each: the figure each rests
+on, computed by the chapter module (rslab.chapters.pipelining) or by the reader's commands."""
+
+import json
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+from rslab.chapters import pipelining as ch  # noqa: E402
+from rslab.exercises import oracles  # noqa: E402
+from rslab.kernels.studies.gumbel_loop import gumbel_program  # noqa: E402
+from rslab.kernels.studies.sumexp_loop import sumexp_body  # noqa: E402
+from rslab.machine import MachineConfig  # noqa: E402
+from rslab.schedule import SlotModel, modulo_schedule  # noqa: E402
+from rslab.viz import schedule_plots as sp  # noqa: E402
+
+
+def _timing(sfu_latency):
+    config = MachineConfig().with_(latency={"sfu": sfu_latency})
+    sched = modulo_schedule(sumexp_body(), SlotModel.from_config(config), reserve_scalar=1)
+    lat = dict(config.latency)
+    chain = lat["ld"] + 3 * lat["valu"] + lat["sfu"] + lat["pop"] + lat["valu"]
+    return ch.iteration_timing(sched), sched, chain + 3 * (1 + config.sfu_hold)
+
+
+def test_the_stages_are_the_schedules_length_over_ii_and_the_oracle_agrees():
+    for latency in (7, 13, 25):  # the slider's shortest, the hidden and the public variant
+        t, sched, bound = _timing(latency)
+        assert t["stages"] == sched.stage_count == oracles.sumexp_stages(latency)
+        assert bound <= t["length"]
+    t, sched, bound = _timing(7)
+    assert -(-bound // sched.ii) < t["stages"]  # chain plus push spacing predicts too few
+
+
+def test_the_residual_index_is_stepped_early_and_read_late_by_the_next_select():
+    why = ch.unroll_cause(gumbel_program("residual", 8)[1])
+    last_read, opcode, distance = why["reads"][-1]
+    assert why["value"] == "i1" and why["def_opcode"] == "vadd.u32"
+    assert why["defined"] < why["ii"] and opcode == "vsel" and distance == 1
+    assert why["lifetime"] == last_read - why["defined"] > (why["copies"] - 1) * why["ii"]
+    assert why["copies"] == why["unroll"]
+
+
+def test_one_packed_vector_an_iteration_runs_as_fast_with_more_iterations_in_flight():
+    two, two0, one, one0 = ch.chain_rows()
+    assert one["exp2 chains / iteration"] == 2 and two["exp2 chains / iteration"] == 4
+    assert one["cycles / packed vector"] == two["cycles / packed vector"]
+    assert one["stall cycles / packed vector"] == 0 == two["stall cycles / packed vector"]
+    assert one["stages"] > two["stages"]
+    assert 0 < one0["stall cycles / packed vector"] < two0["stall cycles / packed vector"]
+
+
+def test_the_heuristic_reaches_mii_at_every_valu_latency_of_the_slider():
+    lo, hi = ch.VALU_RANGE
+    for v in range(lo, hi + 1):
+        for p in ch.valu_points(v, (1, 2, 4)):
+            assert p["ii"] == max(p["res_mii"], p["rec_mii"]), v
+
+
+FLOAT_BODY = """iterations 32
+carried acc0=v50 acc1=v51
+before: sli s1, 0
+before: sli s2, 0x0
+before: vbcast v60, s2 ; vli v61, 0x3fb8aa3b
+before: vli v50, 0 ; vli v51, 0
+after:  vadd.f32 v52, v50, v51
+after:  vred.add s3, v52
+
+x0 = vld [s1 + 0 + 1024*i]
+x1 = vld [s1 + 512 + 1024*i]
+z0 = vsub.f32 x0, v60
+y0 = vmul.f32 z0, v61
+@e0 = vexp2 y0
+e0 = vpop @e0
+z1 = vsub.f32 x1, v60
+y1 = vmul.f32 z1, v61
+@e1 = vexp2 y1
+e1 = vpop @e1
+acc0 = vadd.f32 acc0[-1], e0
+acc1 = vadd.f32 acc1[-1], e1
+"""
+
+
+def test_the_float_rows_valu_and_sfu_tie_at_resmii(tmp_path):
+    body = tmp_path / "body.s"
+    body.write_text(FLOAT_BODY)
+    plan = json.loads(ch.command_output("pipeline", body, "--json"))
+    cycles = {u: -(-plan["usage"][u] // plan["units"][u]) for u in ("valu", "sfu")}
+    assert cycles["valu"] == cycles["sfu"] == plan["res_mii"] == plan["ii"] == 4
+
+
+def test_the_unroll_3_program_pays_for_its_remainder(tmp_path):
+    machine = ("--config", "valu_slots=3", "sfu_hold=0")
+    body = ch.EXAMPLES / "sumexp_body.s"
+    u3 = ch.unrolled_program(body, 3, machine, tmp_path / "u3.s")
+    u1 = ch.unrolled_program(body, 1, machine, tmp_path / "u1.s")
+    main, rest = u3["loops"]
+    assert rest["iterations"] == 32 % 3 and rest["per_pass"] == 1
+    assert rest["cycles_per_source_iter"] > main["cycles_per_source_iter"]
+    assert u3["cycles"] > u1["cycles"] and u3["bundles"] > u1["bundles"]
+
+
+def test_the_sweep_plots_tick_only_the_swept_values():
+    fig = sp.plot_sweep([1, 2, 4], {"II": [12, 10, 10]}, xlabel="workers")
+    assert list(fig.axes[0].get_xticks()) == [1, 2, 4]
