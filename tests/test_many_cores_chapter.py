@@ -1,8 +1,8 @@
 """The functions the chapter "Many cores" calls (rslab.chapters.many_cores), on small rows."""
 
 import matplotlib
-import pytest
 import numpy as np
+import pytest
 
 from rslab.chapters import many_cores as mc
 
