@@ -120,3 +120,33 @@ def test_the_chips_bound_counts_each_cores_dma_engine():
     assert all(b[C]["binding"] == "dma" for C in (1, 2, 4, 8))
     assert all(b[C]["binding"] == "hbm" for C in (9, 16, 32))
     assert b[8]["bound_cycles"] == 2016 + b[8]["exchange_cycles"]
+
+
+@pytest.mark.parametrize("name", ["first-reject", "all-accept"])
+def test_either_fetch_ahead_guess_draws_the_reference_tokens(name):
+    from rslab.kernels.sampler.chip_run import run_chip_sampler
+    inputs = (first_reject_inputs if name == "first-reject" else all_accept_inputs)(
+        R=2, S=4, V=4096, seed=3)
+    runs = {g: run_chip_sampler(inputs, cores=4, guess=g, figures=False, trace=False)
+            for g in ("reject", "accept")}
+    assert all(r.tokens_match and r.floats_differing == 0 for r in runs.values())
+    assert runs["accept"].plan.guess == "accept" and "next row" in runs["accept"].plan.describe()
+    assert runs["accept"].cycles != runs["reject"].cycles  # a different program
+    with pytest.raises(ValueError, match="guess"):
+        run_chip_sampler(inputs, cores=4, guess="maybe")
+
+
+@pytest.mark.heavy
+def test_each_fetch_ahead_guess_wins_at_its_own_test_point():
+    """At the note's V: betting on acceptance speeds all-accept on 4 cores (split rows) and
+    slows the first-step reject on 32, the chapter's "Many cores" figures."""
+    from rslab.fixtures import VOCAB
+    from rslab.kernels.sampler.chip_curves import curve_point
+    c = {(n, C, g): curve_point(n, 2, C, "sequential", VOCAB, guess=g)["cycles"]
+         for n, C in (("all-accept", 4), ("first-reject", 32)) for g in ("reject", "accept")}
+    assert c[("all-accept", 4, "accept")] < 0.8 * c[("all-accept", 4, "reject")]
+    assert c[("first-reject", 32, "accept")] > 1.1 * c[("first-reject", 32, "reject")]
+    # the default's 32-core point: within 1.5x of the chip's bound, not of the tighter estimate
+    from rslab.chapters.many_cores import tail_estimate
+    at32 = curve_point("first-reject", 2, 32, "sequential", VOCAB)
+    assert at32["ratio"] <= 1.5 < at32["cycles"] / tail_estimate(at32)

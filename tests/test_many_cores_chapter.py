@@ -2,6 +2,7 @@
 
 import matplotlib
 import numpy as np
+import pytest
 
 from rslab.chapters import many_cores as mc
 
@@ -62,3 +63,25 @@ def test_a_row_split_over_cores_is_faster_and_its_tables_read_as_prose():
     assert all("_" not in key for row in rows for key in row)
     merged = mc.merge_rows(mc.merge_algebra(vocab=2048, cores=4, rows=2))
     assert merged[0]["rows equal to one core's"] == "2 of 2"
+
+
+def test_the_tighter_estimate_lets_the_checks_merges_overlap_the_q_rows():
+    from rslab.fixtures import VOCAB
+    from rslab.kernels.sampler.chip_bound import chip_bound
+    from rslab.kernels.sampler.chip_plan import plan_rows
+    from rslab.machine.config import ChipConfig
+    plan, chip = plan_rows(2, 4, VOCAB, 32), ChipConfig(cores=32)
+    b = chip_bound(plan, chip, np.zeros(2, int))
+    point = {"name": "first-reject", "mode": "sequential", "cores_per_row": plan.cores_per_row,
+             **{k: b[k] for k in ("dma_cycles", "hbm_cycles")}}
+    tight = mc.tail_estimate(point, chip)
+    assert tight == b["hbm_cycles"] + 2 * chip.barrier_latency(16) < b["bound_cycles"]
+    with pytest.raises(ValueError, match="point"):
+        mc.tail_estimate(point | {"name": "all-accept"})
+
+
+def test_parallel_mode_reads_every_row_whatever_the_outcome():
+    fr, aa = mc.mode_bytes("first-reject", vocab=2048), mc.mode_bytes("all-accept", vocab=2048)
+    assert fr["parallel"] == aa["parallel"] > aa["sequential"] > fr["sequential"]
+    assert mc.grid_runs() == 2 * 2 * len(mc.page_grid()["requests"]) * len(
+        mc.page_grid()["cores"])

@@ -184,11 +184,26 @@ BOOK_GRID = {"requests": (1, 2), "cores": (1, 2, 4, 8, 16, 32, 64)}
 :data:`rslab.kernels.sampler.chip_curves.GRIDS`, R up to 64)."""
 
 
+def page_grid() -> dict:
+    """The page's grid at the current scale: :data:`READER_GRID` at quick, :data:`BOOK_GRID`
+    at book, the bench's at full (empty: :func:`curves` then takes the bench's)."""
+    return by_scale(READER_GRID, BOOK_GRID, {})
+
+
+def grid_runs() -> int:
+    """The chip runs of the page's grid: both test points, both modes, every R and C."""
+    g = page_grid()
+    if not g:
+        from rslab.kernels.sampler.chip_curves import grid
+        g = dict(zip(("requests", "cores"), grid(), strict=True))
+    return 2 * 2 * len(g["requests"]) * len(g["cores"])
+
+
 def curves(vocab: int = VOCAB, **grid) -> list[dict]:
     """The grid's points (:func:`rslab.kernels.sampler.chip_curves.curve_points`, computed
-    on this machine's cores, each once per book build; :data:`READER_GRID` at scale quick,
-    :data:`BOOK_GRID` at book, unless ``grid`` says otherwise)."""
-    grid = by_scale(READER_GRID, BOOK_GRID, {}) | grid
+    on this machine's cores, each once per book build; :func:`page_grid` unless ``grid``
+    says otherwise)."""
+    grid = page_grid() | grid
     with make_executor() as executor:
         return curve_points(vocab, executor=executor, **grid)
 
@@ -207,14 +222,39 @@ def one_core_baseline(vocab: int = VOCAB, R: int = 2, seed: int = 0) -> dict:
 @memo.cached
 def critical_waits(name: str, R: int, cores: int, mode: str = "sequential",
                    vocab: int = VOCAB, seed: int = 0) -> dict:
-    """One chip run of a curve point: its cycles and the waits of the core that ended last
-    (for the DMA, the HBM and barriers)."""
+    """One chip run of a curve point, traced: its cycles, and the waits (for the DMA, the HBM
+    and barriers) and the cycles per phase of the core that ended last."""
     from rslab.kernels.sampler.chip_curves import POINTS, S
     run = run_chip_sampler(POINTS[name](R=R, S=S, V=vocab, seed=seed), cores=cores, mode=mode,
-                           seed=seed, compare=False, figures=False, trace=False)
+                           seed=seed, compare=False, figures=False, trace=True)
     st = run.chip_run.runs[run.critical_core].stalls
     return {"cycles": int(run.cycles), "dma_wait": int(st["dma-wait"]), "hbm": int(st["hbm"]),
-            "barrier": int(st["barrier"]), "plan": run.plan.describe()}
+            "barrier": int(st["barrier"]), "plan": run.plan.describe(),
+            "phases": {k: int(v) for k, v in run.phases.items()}}
+
+
+def tail_estimate(point: dict, chip: ChipConfig | None = None) -> int:
+    """A tighter estimate than the chip's bound for a first-step reject with split rows in
+    sequential mode: the bytes term (the larger of ``dma`` and ``hbm``), then only the
+    residual's two merges (its largest block sum, its totals) over the row's group; the
+    check's merges overlap the q row's transfer, as the program lets them. An estimate of
+    what a dependence-respecting schedule needs, not a proven bound."""
+    if point["name"] != "first-reject" or point["mode"] != "sequential":
+        raise ValueError(f"point: a sequential first-step reject, got {point['name']!r}, "
+                         f"{point['mode']!r}")
+    chip = chip or ChipConfig()
+    merges = 2 * chip.barrier_latency(point["cores_per_row"]) if point["cores_per_row"] > 1 else 0
+    return max(point["dma_cycles"], point["hbm_cycles"]) + merges
+
+
+def mode_bytes(name: str, R: int = 2, vocab: int = VOCAB) -> dict:
+    """Per mode, the bytes the task of a test point (``first-reject`` or ``all-accept``, S =
+    4) brings from the HBM (:func:`~rslab.kernels.sampler.chip_bound.plan_bytes`)."""
+    from rslab.kernels.sampler.chip_bound import plan_bytes
+    from rslab.kernels.sampler.chip_curves import S
+    from rslab.kernels.sampler.chip_plan import MODES, plan_rows
+    accepted = np.full(R, S if name == "all-accept" else 0)
+    return {m: plan_bytes(plan_rows(R, S, vocab, 1, m), accepted) for m in MODES}
 
 
 def scaling(points) -> list[dict]:

@@ -1,5 +1,7 @@
-"""The chip's bound: the least a chip of C cores needs for the sampler's task, done by the
-chip's program.
+"""The chip's bound: an estimate of what a chip of C cores needs for the sampler's task, done
+by the chip's program — not the least possible time: it adds the barriers after the bytes,
+letting no barrier overlap a transfer (below), though the program fetches a split row's q
+row while the check's merges run.
 
 The one-core task bound (:func:`rslab.kernels.sampler.floor.machine_task_bound`) on a chip:
 the work does not shrink, it spreads; the bytes spread over the active cores' DMA engines
@@ -24,7 +26,10 @@ until those engines together are faster than the one HBM they share:
   its largest block sum and of its totals (and a bonus row's max), and in parallel mode the
   barrier before the selection; each costs :meth:`~rslab.machine.config.ChipConfig.
   barrier_latency` for its cores. The largest sum over the groups is added to the largest of
-  the other terms: a latency bound.
+  the other terms, as if no barrier could overlap a transfer: a schedule that respects the
+  dependences needs fewer of them after its last byte (for a first-step reject, only the
+  residual's two merges), so a run's ratio to this bound is smaller than its ratio to such a
+  schedule's time (the chapter reports both).
 
 ``ratio`` = the run's cycles over the bound.
 """

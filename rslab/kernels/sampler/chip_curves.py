@@ -6,7 +6,8 @@ point of the note (``first-reject``: every request rejects its first draft;
 :mod:`rslab.fixtures`), with R requests on C cores in one mode: its cycles (the latency of
 the step: every request's tokens are out), its throughput (tokens emitted per thousand
 cycles), the chip's bound (:mod:`rslab.kernels.sampler.chip_bound`) and whether the tokens
-are the reference's. :func:`curve_points` computes a grid of points (each once per book
+are the reference's, and the waits of the core that ended last (``last_waits``: for its DMA
+engine, the HBM and barriers). :func:`curve_points` computes a grid of points (each once per book
 build, :mod:`rslab.memo`; spread over an executor's workers); :func:`scaling_end` reads, per
 curve, where more cores stop paying (the fewest within a tenth of the fastest) and what binds
 there.
@@ -49,17 +50,21 @@ def _chip(settings) -> ChipConfig:
 
 @memo.cached
 def curve_point(name: str, R: int, cores: int, mode: str, vocab: int, merge: str = "max-first",
-                settings: tuple = (), seed: int = 0) -> dict:
+                settings: tuple = (), seed: int = 0, guess: str = "reject") -> dict:
     """One point (module docstring); ``settings``: (field, value) changes of the default
-    chip (its HBM bandwidth, its network's latencies)."""
+    chip (its HBM bandwidth, its network's latencies); ``guess``: what a split row's check
+    fetches ahead (:data:`~rslab.kernels.sampler.chip_plan.GUESSES`)."""
     if name not in POINTS:
         raise ValueError(f"name must be one of {sorted(POINTS)}, got {name!r}")
     inputs = POINTS[name](R=R, S=S, V=vocab, seed=seed)
     run = run_chip_sampler(inputs, cores=cores, mode=mode, merge=merge, seed=seed,
-                           chip=_chip(settings), compare=False, figures=False, trace=False)
+                           chip=_chip(settings), compare=False, figures=False, trace=False,
+                           guess=guess)
     b = run.chip_bound
+    last = run.chip_run.runs[run.critical_core].stalls
     tokens = int(run.reference_num_accepted.sum()) + R
     return {"name": name, "R": R, "cores": cores, "mode": mode, "merge": merge, "vocab": vocab,
+            "guess": guess,
             "cycles": int(run.cycles), "bound_cycles": b["bound_cycles"], "ratio": b["ratio"],
             "binding": b["binding"], "exchange_cycles": b["exchange_cycles"],
             "hbm_cycles": b["hbm_cycles"], "dma_cycles": b["dma_cycles"],
@@ -68,6 +73,8 @@ def curve_point(name: str, R: int, cores: int, mode: str, vocab: int, merge: str
             "tokens_per_kcycle": round(1000 * tokens / run.cycles, 3),
             "cores_per_row": run.plan.cores_per_row, "plan": run.plan.describe(),
             "hbm_stall": int(run.stalls["hbm"]), "barrier_stall": int(run.stalls["barrier"]),
+            "last_waits": {w: int(last[c]) for w, c in
+                           (("dma", "dma-wait"), ("hbm", "hbm"), ("barrier", "barrier"))},
             "tokens_match_reference": bool(run.tokens_match)}
 
 
@@ -91,7 +98,8 @@ def scaling_end(points) -> list[dict]:
     """Per curve (test point, mode, R): the fewest cycles and at how many cores, where strong
     scaling ends — the fewest cores whose cycles are within ``STRONG`` of the fewest on the
     grid measured, so that no core count measured beyond them is more than a tenth faster
-    (it does not depend on how the grid is spaced) —, what binds the chip's bound there, and
+    (it depends on which core counts the grid has: a grid without a count can put the end at
+    the next one it has) —, what binds the chip's bound there, and
     the speedup of the fastest point over one core."""
     curves: dict = {}
     for p in points:

@@ -26,6 +26,9 @@ from dataclasses import dataclass
 from rslab.numerics.split_sum import MERGES, SplitSum, even_split
 
 MODES = ("sequential", "parallel")
+GUESSES = ("reject", "accept")
+"""What a split row's check fetches ahead in sequential mode (:mod:`~rslab.kernels.sampler.
+chip_program`): its q row (``reject``, the default) or the next position's row (``accept``)."""
 UNIT = 512
 """Tokens of the smallest slice of a row: two packed BF16 vectors."""
 
@@ -55,7 +58,8 @@ class Group:
 @dataclass(frozen=True)
 class ChipPlan:
     """The rows of ``R`` requests × (``S`` + 1) positions of ``V`` tokens on ``cores`` cores
-    in ``mode``, the sums merged ``merge``: ``groups``."""
+    in ``mode``, the sums merged ``merge``: ``groups``; ``guess``: what a split row's check
+    fetches ahead (:data:`GUESSES`)."""
 
     mode: str
     R: int
@@ -64,6 +68,7 @@ class ChipPlan:
     cores: int
     merge: str
     groups: tuple
+    guess: str = "reject"
 
     @property
     def active(self) -> tuple:
@@ -88,8 +93,9 @@ class ChipPlan:
             n = sorted({len(g.rows) for g in self.groups})
             return (f"{len(self.groups)} cores, {'-'.join(map(str, n))} {each}s per core "
                     f"({self.mode})")
+        ahead = ", next row fetched ahead" if self.guess == "accept" else ""
         return (f"{len(self.groups)} {each}s, {'-'.join(map(str, k))} cores per row "
-                f"({self.mode}, sums merged {self.merge})")
+                f"({self.mode}, sums merged {self.merge}{ahead})")
 
 
 def _shares(total: int, parts: int) -> list[int]:
@@ -98,7 +104,7 @@ def _shares(total: int, parts: int) -> list[int]:
 
 
 def plan_rows(R: int, S: int, V: int, cores: int, mode: str = "sequential",
-              merge: str = "max-first") -> ChipPlan:
+              merge: str = "max-first", guess: str = "reject") -> ChipPlan:
     """The :class:`ChipPlan` of the module docstring."""
     for name, value, low in (("R", R, 1), ("S", S, 1), ("V", V, 256), ("cores", cores, 1)):
         if isinstance(value, bool) or not isinstance(value, int) or value < low:
@@ -109,6 +115,8 @@ def plan_rows(R: int, S: int, V: int, cores: int, mode: str = "sequential",
         raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
     if merge not in MERGES:
         raise ValueError(f"merge must be one of {MERGES}, got {merge!r}")
+    if guess not in GUESSES:
+        raise ValueError(f"guess must be one of {GUESSES}, got {guess!r}")
     rows = ([(r, 0) for r in range(R)] if mode == "sequential"
             else [(r, s) for r in range(R) for s in range(S + 1)])
     units = -(-V // UNIT)
@@ -124,4 +132,4 @@ def plan_rows(R: int, S: int, V: int, cores: int, mode: str = "sequential",
             split = even_split(V, k, UNIT, merge)
             groups.append(Group(g, tuple(range(core, core + split.parts)), (rows[g],), split))
             core += k
-    return ChipPlan(mode, R, S, V, cores, merge, tuple(groups))
+    return ChipPlan(mode, R, S, V, cores, merge, tuple(groups), guess)

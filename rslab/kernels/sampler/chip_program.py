@@ -25,11 +25,13 @@ what they computed through the exchange, one barrier per merge:
 **Sequential mode**: the one-core program's order (positions in order, out at the first
 rejection, the bonus row after S acceptances); the group's cores take the same branches.
 On a chip the HBM binds, so what a core fetches ahead is a guess that costs bandwidth when
-it is wrong. A split row's check (few requests: latency) guesses a rejection: it fetches its
-whole q row ahead, before the next position's row, and a residual waits for no transfer the
-check could have overlapped (an acceptance has fetched a q row it does not use). A core
-serving whole requests (many requests: throughput) guesses an acceptance: it fetches the next
-row ahead, as the one-core program does, but no q before a rejection needs it.
+it is wrong. A split row's check (few requests: latency) guesses a rejection by default
+(``guess="reject"``): it fetches its whole q row ahead, before the next position's row, and a
+residual waits for no transfer the check could have overlapped (an acceptance has fetched a
+q row it does not use). With ``guess="accept"`` it fetches the next position's row ahead
+instead, and a residual waits for its q row. A core serving whole requests (many requests:
+throughput) always guesses an acceptance: it fetches the next row ahead, as the one-core
+program does, but no q before a rejection needs it.
 **Parallel mode** (:meth:`ChipBuilder.build_parallel`): a core's *entries* one after the
 other — a check (row max, sum-exp, p(x), the acceptance flag) and its residual drawn
 whatever the flag, or a bonus row — with the next entry's logits and the q row fetched
@@ -254,10 +256,12 @@ class ChipBuilder(_Builder):
     """The program of one core of a group of ``group_size`` cores (module docstring):
     ``layout`` its window's, ``merge`` the check's merge, ``entries`` (parallel mode) the
     kinds of its entries (True: a bonus row), ``selector``: the core that selects,
-    ``active`` the cores that meet before the selection."""
+    ``active`` the cores that meet before the selection, ``guess`` what a split row's check
+    fetches ahead (:data:`~rslab.kernels.sampler.chip_plan.GUESSES`)."""
 
     def __init__(self, layout: ChipLayout, group_size: int, merge: str, model: SlotModel,
-                 *, entries=None, selector: bool = False, active: int = 1):
+                 *, entries=None, selector: bool = False, active: int = 1,
+                 guess: str = "reject"):
         super().__init__(layout, "fast", OPTIMISED, model, CHIP_DRAW)
         self.K, self.merge, self.entries = group_size, merge, entries
         self.selector, self.active = selector, active
@@ -267,7 +271,7 @@ class ChipBuilder(_Builder):
         if group_size > 1:
             self.row_class = SplitFixedRow
             self.q_after_row, self.chunks = False, [(0, layout.n_packed)]
-        self.q_ahead = group_size > 1
+        self.q_ahead = group_size > 1 and guess == "reject"
 
     # ------------------------------------------------------- the exchange
     def publish(self, values, base: str, addr: str) -> list:
@@ -336,7 +340,7 @@ class ChipBuilder(_Builder):
             self.gather(f"s{bank}", GLUE[10], t0), f"vred.add {S_SUM}, {GLUE[10]}"]
         self.p.lines += pack_lines(lines)
         super().normaliser()
-        if self.entries is None:
+        if self.entries is None and self.q_ahead:
             r, s = divmod(self.row_index, self.L.S)
             self.fetch_row(r, s + 1)
         return a
@@ -356,9 +360,9 @@ class ChipBuilder(_Builder):
                 f"vmov {V_M}, {m}"]
 
     def fetch_position(self, r, s):
-        """Wait for the row, gather q(x); then a split row fetches its whole q row (and its
-        next row only after its merges, :meth:`draft_logit`: every core's q is then asked for
-        first), a core serving whole requests its next row and no q."""
+        """Wait for the row, gather q(x); then a split row guessing a rejection fetches its
+        whole q row (and its next row only after its merges, :meth:`draft_logit`: every
+        core's q is then asked for first), any other core its next row and no q."""
         L, p = self.L, self.p
         p.phase("accept")
         p.bundle(f"dmawait {self.row_tag(r, s)}")
@@ -513,12 +517,12 @@ def selection_lines(o) -> list:
 
 @lru_cache(maxsize=64)
 def chip_kernel(layout: ChipLayout, group_size: int, merge: str, entries=None, selector=None,
-                active: int = 1) -> BuiltKernel:
+                active: int = 1, guess: str = "reject") -> BuiltKernel:
     """The program of a core (cached: cores of the same shape share it; ``selector``: the
     selecting core's :class:`~rslab.kernels.sampler.chip_layout.Outputs`, else None)."""
     model = SlotModel()
     b = ChipBuilder(layout, group_size, merge, model, entries=entries, selector=selector,
-                    active=active)
+                    active=active, guess=guess)
     return b.build() if entries is None else b.build_parallel()
 
 

@@ -75,7 +75,7 @@ def _core_setups(plan, xmap, inputs, seed):
                 words |= {layout.arg_owner(i): int(o) for i, o in enumerate(owner)}
                 words |= {layout.arg_slot(i, 0): int(x) for i, x in
                           enumerate(np.asarray(inputs[2])[list(req)].reshape(-1))}
-                kernel = chip_kernel(layout, g.size, plan.merge)
+                kernel = chip_kernel(layout, g.size, plan.merge, guess=plan.guess)
             else:
                 layout = EntryLayout(len(g.rows), 1, hi - lo, rows=len(g.rows))
                 image, owner = window_image(layout, g.rows, lo, hi, inputs, seed)
@@ -150,7 +150,7 @@ def _outputs(plan, xmap, setups, chip_run) -> dict:
     return out
 
 
-def _check(inputs, cores, mode, merge, chip):
+def _check(inputs, cores, mode, merge, chip, guess="reject"):
     l, q, ids = inputs
     if np.ndim(l) != 3:
         raise ValueError(f"inputs: the target logits must be [R, S+1, V], got shape "
@@ -159,19 +159,22 @@ def _check(inputs, cores, mode, merge, chip):
     if chip is not None and not isinstance(chip, ChipConfig):
         raise ValueError(f"chip must be a ChipConfig, got {type(chip).__name__}")
     chip = ChipConfig(cores=cores) if chip is None else chip.with_(cores=cores)
-    return plan_rows(R, S1 - 1, V, cores, mode, merge), chip
+    return plan_rows(R, S1 - 1, V, cores, mode, merge, guess), chip
 
 
 @collector_paused()
 def run_chip_sampler(inputs, *, cores: int, mode: str = "sequential", merge: str = "max-first",
                      seed: int = 0, chip: ChipConfig | None = None, compare: bool = True,
-                     figures: bool = True, trace: bool = True) -> ChipSamplerRun:
+                     figures: bool = True, trace: bool = True,
+                     guess: str = "reject") -> ChipSamplerRun:
     """Simulate the sampler on ``cores`` cores of ``chip`` (default: the default chip) in
     ``mode``, the checks' sums merged ``merge``, drawing with ``("fixed", "u96")``; compare
     with the reference stating each row's split. ``figures=False`` leaves out the floors of
     the critical core (tokens, cycles, phases and the chip's bound only); ``trace=False``
-    the cores' traces too, and so the phases (a point of a curve: less memory, less time)."""
-    plan, chip = _check(inputs, cores, mode, merge, chip)
+    the cores' traces too, and so the phases (a point of a curve: less memory, less time).
+    ``guess``: what a split row's check fetches ahead (:data:`~rslab.kernels.sampler.
+    chip_plan.GUESSES`)."""
+    plan, chip = _check(inputs, cores, mode, merge, chip, guess)
     l, q, ids = inputs
     ref = rejection_sample(l, q, ids, path="fast", seed=seed, diagnostics=compare,
                            method=CHIP_DRAW[0], noise=CHIP_DRAW[1], split=plan.split)
