@@ -146,5 +146,12 @@ def test_argmax_monte_carlo_p_value_is_simulated_from_the_exact_law():
     assert out["drawn_where_exact_is_zero"] == 0 and 1e-3 < out["p_simulated"] <= 1
     assert min(e for e in out["expected"] if e > 0) < 5 <= out["tail_expected"]
     assert 0 < out["tail_resolved"] < 1
+    # review 3, finding 1: the critical value and the δ it resolves come from the simulated
+    # law (the asymptotic one is far too low where a cell expects ≪ 1), and the target's own
+    # law is rejected with the power that simulated test has
+    assert out["critical"] > out["critical_asymptotic"]
+    # (on this short row the target lies inside what 600 rows resolve)
+    assert 0 <= out["target_power"] <= 1
+    assert (out["target_distance"] > out["tail_resolved"]) == (out["target_power"] > 0.5)
     again = ch.argmax_montecarlo(targets.peaked(0.2, 1024), "gumbel", "div8", 600)
     assert again["p_simulated"] == out["p_simulated"]

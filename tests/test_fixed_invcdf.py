@@ -153,3 +153,19 @@ def test_a_narrow_uniform_is_bounded_at_the_worst_quanta(bits):
     chi1 = (np.sqrt((1 + g) / (1 - g) * k1) + g / (1 - g)) ** 2
     assert (chi2 > chi1 + k2 + chi1 * k2) == (b < 64)
     assert fx.chi2_bound(vocab) == fx.GUARANTEE == fx.chi2_bound(vocab, 62, 96)
+
+
+@pytest.mark.parametrize("fraction_bits, n", [(62, 1210), (56, 1210), (48, 1210), (40, 128)])
+def test_the_worst_quanta_follow_the_crossover_not_the_uniforms_width(fraction_bits, n):
+    """Review 3, finding 4: the top end of S is the worse end while b < F + (log2 n + 1)/2,
+    the smallest S from about there on, even where 2^b is still below the top end's quanta."""
+    from rslab.numerics import fixed_invcdf as fi
+
+    lo, top = fi.quanta_range(n, fraction_bits)
+    cross = fraction_bits + (np.log2(n) + 1) / 2
+    for b in range(fraction_bits + 1, fraction_bits + 40):
+        top_worse = fi.level_bound(n, top, b) > fi.level_bound(n, lo, b)
+        if abs(b - cross) > 1:
+            assert top_worse == (b < cross), b
+    b = int(np.ceil(cross)) + 1  # past the crossover, the uniform narrower than the top end
+    assert 2.0**b < top and fi.level_bound(n, lo, b) > fi.level_bound(n, top, b)

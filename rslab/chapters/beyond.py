@@ -30,7 +30,7 @@ import numpy as np
 from scipy import stats as sps
 
 from rslab.kernels.sampler.scenarios import run_draws
-from rslab.numerics import adversary, appearance, detect, fixed_invcdf
+from rslab.numerics import adversary, appearance, fixed_invcdf
 from rslab.numerics import divergence_bound as db
 from rslab.numerics import draw_comparison as dc
 from rslab.numerics.methods import RECOMMENDED, draw, resolve_noise, sampler_draws, variant_name
@@ -403,15 +403,68 @@ def argmax_montecarlo(target, method: str, noise, rows: int, *, seed: int = 1) -
     sim_chi = ((sims - expected[live]) ** 2 / expected[live]).sum(axis=1)
     p_sim = (1 + int(np.sum(sim_chi >= chi * (1 - 1e-12)))) / (1 + MC_SIMULATIONS)
     tail = float(cells[1:target.levels].sum() + cells[target.levels + 1:].sum())
-    # a law that moves the tail's mass by the relative δ (each cell in proportion) has
-    # noncentrality rows·δ²·t/(1 − t): the δ this test sees half the time at level 10^-3
-    resolved = float(np.sqrt(detect.critical_noncentrality(df) * (1 - tail) / (rows * tail))) \
-        if 0 < tail < 1 else float("inf")
+    # what the test resolves, from the same simulated law (the first-token cell of the tail
+    # expects far below 5, so the asymptotic critical value, and any δ taken from it, is off):
+    # its 10^-3 critical value, the relative shift δ of the tail's mass (each tail cell in
+    # proportion, the head compensating) it rejects half the time, and its power against the
+    # target's own law
+    critical = float(np.quantile(sim_chi, 1 - 1e-3))
+    power_at = _mc_power(rows, cells, live, critical, seed)
+    resolved = _mc_resolved(power_at, cells, target.levels)
+    ideal = np.concatenate([target.run_probs, target.run_probs * (target.counts - 1)])
+    ideal_tail = float(ideal[1:target.levels].sum() + ideal[target.levels + 1:].sum())
     return {"rows": rows, "chi2": chi, "df": df, "p": float(sps.chi2.sf(chi, df)),
-            "p_simulated": p_sim, "simulations": MC_SIMULATIONS,
+            "p_simulated": p_sim, "simulations": MC_SIMULATIONS, "critical": critical,
+            "critical_asymptotic": float(sps.chi2.isf(1e-3, df)),
             "tail_expected": rows * tail, "tail_resolved": resolved,
+            "target_distance": ideal_tail / tail - 1 if tail > 0 else float("inf"),
+            "target_power": power_at(ideal),
             "drawn_where_exact_is_zero": int(drawn[~live].sum()), "drawn": drawn.tolist(),
             "expected": expected.tolist(), "seconds": time.perf_counter() - start}
+
+
+MC_POWER_SIMULATIONS = 20_000
+"""Multinomial samples per law behind the power of :func:`argmax_montecarlo`'s test."""
+
+
+def _mc_power(rows: int, cells: np.ndarray, live: np.ndarray, critical: float, seed: int):
+    """``power(law)``: how often ``rows`` draws of ``law`` (over all cells) fail the χ² test of
+    the exact ``cells`` at the simulated ``critical`` value (or land where the exact law is 0)."""
+    expected = rows * cells[live]
+
+    def power(law) -> float:
+        law = np.asarray(law, np.float64)
+        sims = np.random.default_rng(seed + 1).multinomial(rows, law / law.sum(),
+                                                           size=MC_POWER_SIMULATIONS)
+        chi = ((sims[:, live] - expected) ** 2 / expected).sum(axis=1)
+        return float(np.mean((chi > critical) | (sims[:, ~live].sum(axis=1) > 0)))
+    return power
+
+
+def _mc_resolved(power, cells: np.ndarray, levels: int) -> float:
+    """The relative shift δ > 0 of the tail's mass (tail cells × (1 + δ), the head's cell
+    compensating) that ``power`` sees half the time: bisection on a log scale."""
+    in_tail = np.ones(cells.size, bool)
+    in_tail[[0, levels]] = False
+    tail = float(cells[in_tail].sum())
+    if not 0 < tail < 1:
+        return float("inf")
+
+    def moved(d):
+        law = cells.astype(np.float64).copy()
+        law[in_tail] *= 1 + d
+        head = law[~in_tail].sum()
+        law[~in_tail] *= (1 - tail * (1 + d)) / head if head > 0 else 0
+        return law
+    lo, hi = 0.0, min(1.0, (1 - tail) / tail * 0.999)
+    while power(moved(hi)) < 0.5:
+        if hi >= (1 - tail) / tail * 0.99:
+            return float("inf")
+        lo, hi = hi, min(2 * hi, (1 - tail) / tail * 0.999)
+    for _ in range(14):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if power(moved(mid)) < 0.5 else (lo, mid)
+    return (lo + hi) / 2
 
 
 # ----------------------------------------------------------------- the live figures

@@ -52,7 +52,7 @@ Write ``p_i = w_i/W``, ``π_b = W_b/W`` (exact block masses), ``ρ_l = w_l/W_b``
   b = 96 the first is the larger (``n·2^63 ≤ 2^74`` stays far below ``2^96``); a uniform
   of fewer than about ``F + (log2(n) + 1)/2`` bits puts the worst at the top end.
 * The block level: χ² is a squared norm, ``‖x‖²_π = Σ x_b²/π_b``, so with
-  ``π/π' ≤ (1+γ)/(1−γ)``: ``√χ²(π̂ ‖ π) ≤ √((1+γ)/(1−γ)·K*(n_b)) + γ/(1−γ)``.
+  ``π'/π ≤ (1+γ)/(1−γ)``: ``√χ²(π̂ ‖ π) ≤ √((1+γ)/(1−γ)·K*(n_b)) + γ/(1−γ)``.
 * The two levels: ``1 + χ²(P ‖ p) = Σ_b (π̂_b²/π_b)(1 + χ²(ρ̂_b ‖ ρ_b))``, so
   ``χ² ≤ χ²₁ + K₂ + χ²₁·K₂`` with ``K₂ = K*(128)`` (:func:`chi2_bound`).
 
