@@ -32,7 +32,7 @@ def by_scale(quick, book, full, scale: str | None = None):
 
 
 SCALE_NOTE = {
-    "quick": "a reader's scale: Run All takes well under a minute",
+    "quick": "a reader's scale: Run All takes from seconds to a few minutes a page",
     "book": "the book's scale: the numbers of the rendered book",
     "full": "the design note's scale: hours on this machine",
 }
