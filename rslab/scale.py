@@ -1,7 +1,7 @@
 """The scale switch for heavy computations: ``RSLAB_SCALE=quick|book|full``.
 
-``quick`` is for tests and for Jupyter Lab (``make lab`` opens the chapters at it, so Run
-All of any chapter takes under a minute), ``book`` for the rendered book, ``full`` for the
+``quick`` is for tests and for Jupyter Lab (``make lab`` opens the chapters at it: Run All
+of a chapter takes from seconds to a few minutes), ``book`` for the rendered book, ``full`` for the
 design note's own sample counts (command line only). A page's first cell calls
 ``use_scale()``, which says the scale the page runs at; ``use_scale("book")`` switches the
 running kernel to another scale (the cells after it read the new one).
