@@ -25,24 +25,29 @@ TWO_PASS = ("a", "a'", "b")
 
 
 def latency_grid(config, scale: str | None = None) -> list[int]:
-    """The SFU latencies the page computes: every value of the slider at book scale; in Lab
-    the shortest, the default, each two-pass knee (``fifo_knee``) and the latency after the
-    last knee (one SFU-latency point of (c) past it can take minutes to schedule)."""
-    lo, hi = SWEEP_RANGES["sfu_latency"]
+    """The SFU latencies the page computes: at book scale every latency from the slider's
+    shortest to the one after the last two-pass knee (``fifo_knee``); in Lab the shortest,
+    the default, each knee and the latency after them. Past that one point of (c) takes
+    from tens of seconds to minutes to schedule (its eight-vector block's search), so the
+    slider computes the longer latencies only when the reader moves it there."""
+    lo, _ = SWEEP_RANGES["sfu_latency"]
+    knees = {fifo_knee(v, config) for v in ("a'", "b")}
+    last = max(knees) + 1
     if by_scale(quick=True, book=False, full=False, scale=scale):
-        knees = {fifo_knee(v, config) for v in ("a'", "b")}
-        return sorted({lo, config.latency["sfu"], max(knees) + 1} | knees)
-    return list(range(lo, hi + 1))
+        return sorted({lo, config.latency["sfu"], last} | knees)
+    return list(range(lo, last + 1))
 
 
 def grid_text(grid: list[int]) -> str:
     """How the page says which latencies it computed."""
     lo, hi = SWEEP_RANGES["sfu_latency"]
-    if len(grid) == hi - lo + 1:
-        return f"every latency from {lo} to {hi}"
+    beyond = f"; the slider computes each latency up to {hi} when it is moved there"
+    if grid == list(range(grid[0], grid[-1] + 1)):
+        return (f"every latency from {grid[0]} to {grid[-1]} (the latency after the two "
+                f"knees described below{beyond})")
     return (f"the latencies {', '.join(map(str, grid[:-1]))} and {grid[-1]} (the shortest, "
             f"the default, the two knees described below and the latency after them; the "
-            f"book's build computes every latency from {lo} to {hi})")
+            f"book's build computes every latency from {lo} to {grid[-1]}{beyond})")
 
 
 def latency_records(grid, config, vocab: int = dt.ROW_VOCAB) -> dict:
