@@ -50,6 +50,18 @@ def grid_text(grid: list[int]) -> str:
             f"book's build computes every latency from {lo} to {grid[-1]}{beyond})")
 
 
+def latencies_text(latencies: list[int]) -> str:
+    """Latencies as runs: ``36–40`` for consecutive ones, joined with commas and "and"."""
+    runs = []
+    for latency in sorted(latencies):
+        if runs and latency == runs[-1][1] + 1:
+            runs[-1][1] = latency
+        else:
+            runs.append([latency, latency])
+    parts = [f"{a}" if a == b else f"{a}–{b}" for a, b in runs]
+    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+
+
 def latency_records(grid, config, vocab: int = dt.ROW_VOCAB) -> dict:
     """Per SFU latency of ``grid``: each dataflow's measured, scheduled and bound cycles per
     packed vector, and (c)'s block and pushes per packed vector; one kernel per dataflow
