@@ -5,6 +5,7 @@ The executions are marked ``pages`` and run by ``make test-pages``, one test per
 (``tests/test_failing_page.py``), so running them twice there would only cost time."""
 
 import os
+import re
 
 import pytest
 from pagerun import ROOT, execute_page, toc_pages
@@ -37,3 +38,24 @@ def test_page_executes(page, monkeypatch):
     claims = nb.metadata["rslab_claims"]
     assert len(claims) >= MIN_CLAIMS.get(page.stem, 0), \
         f"{page.stem} checks {len(claims)} claims, fewer than its {MIN_CLAIMS[page.stem]}"
+
+
+def _names_before_their_cells(text: str) -> list[tuple[int, str]]:
+    """(line, name) of each ``{eval}`` whose name no code cell above it assigns."""
+    text = re.sub(r"``.+?``", "", text)  # a role quoted as code is no role
+    defined, early = set(), []
+    for m in re.finditer(r"```\{code-cell\}[^\n]*\n(.*?)```|\{eval\}`([^`]+)`", text, re.S):
+        if m.group(1) is not None:
+            for names in re.findall(r"^\s*([A-Za-z_][\w, ]*?)\s*=(?!=)", m.group(1), re.M):
+                defined.update(n.strip() for n in names.split(","))
+            defined.update(re.findall(r"(?:for|import|as)\s+([A-Za-z_]\w*)", m.group(1)))
+        elif (name := re.match(r"[A-Za-z_]\w*", m.group(2))) and name.group() not in defined:
+            early.append((text[:m.start()].count("\n") + 1, m.group(2)))
+    return early
+
+
+@pytest.mark.parametrize("page", toc_pages(), ids=[p.stem for p in toc_pages()])
+def test_a_sentence_cites_only_figures_computed_above_it(page):
+    """The book's inline execution evaluates ``{eval}`` in page order: a name assigned in a
+    later cell renders as nothing (or fails the strict build)."""
+    assert not _names_before_their_cells(page.read_text()), page.name
