@@ -6,7 +6,8 @@ guarantee derived term by term, its domain, its worst row and its cycles.
   uniform of every level enumerated through :func:`rslab.numerics.fixed_invcdf.pick`, the
   token law as the product of the two levels' counts, and the same law from
   :func:`rslab.numerics.fixed_invcdf.exact_counts` on the row laid out in blocks of 128;
-  :func:`level_table` and :func:`example_table` show it;
+  :func:`level_table` and :func:`example_table` show it; :func:`live_example` redraws it at
+  other widths (:func:`fraction_control`, :func:`uniform_control`);
 * :func:`guarantee_terms`: the bound of :func:`rslab.numerics.fixed_invcdf.chi2_bound`
   computed one term at a time, so that a reader can redo it;
 * :func:`rounding_figures`: the rounding row of :func:`rslab.numerics.adversary.rounding_row`
@@ -30,6 +31,8 @@ from rslab.kernels.sampler.scenarios import run_draws
 from rslab.numerics import adversary, fixed_invcdf
 from rslab.numerics import divergence_bound as db
 from rslab.numerics.methods import RECOMMENDED, variant_name
+from rslab.viz import draw_plots as dp
+from rslab.viz.controls import int_control
 from rslab.viz.tables import markdown_table
 
 EXAMPLE_WEIGHTS = (112.0, 56.0, 31.9, 0.1)
@@ -96,6 +99,29 @@ def worked_example(weights=EXAMPLE_WEIGHTS, lanes: int = EXAMPLE_LANES,
             "P": P.tolist(), "p": p.tolist(), "chi2": db.chi2(P, p),
             "package_counts": [int(package[i]) for i in at],
             "tokens": w.size}
+
+
+def live_example(weights=EXAMPLE_WEIGHTS):
+    """``draw(fraction_bits, uniform_bits)``: the worked example's two levels at those widths,
+    captioned with its χ² against the exact weights and its bound's shape."""
+    def draw(fraction_bits: int, uniform_bits: int):
+        ex = worked_example(weights, fraction_bits=fraction_bits, uniform_bits=uniform_bits)
+        never = [f"token {t}" for t, n in enumerate(ex["counts"]) if n == 0]
+        caption = (f"F = {fraction_bits}, b = {uniform_bits}: χ² against the exact weights "
+                   f"{ex['chi2']:.2g}; "
+                   + (f"{', '.join(never)} never drawn" if never else "every token drawn"))
+        return dp.plot_two_levels(ex), caption
+    return draw
+
+
+def fraction_control(frames=(4, 7, 10)):
+    """The example's fixed-point fraction bits F, 2 to 14 (7 first shown)."""
+    return int_control("fraction_bits", 2, 14, frames=frames, value=7, label="fraction bits F")
+
+
+def uniform_control(frames=(6, 8, 11)):
+    """The example's uniform bits b, 4 to 12 (8 first shown)."""
+    return int_control("uniform_bits", 4, 12, frames=frames, value=8, label="uniform bits b")
 
 
 def level_table(level: dict) -> str:

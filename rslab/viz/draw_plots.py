@@ -303,6 +303,6 @@ def plot_two_levels(example: dict):
         title = level["title"] + (f" ({', '.join(never)}: no uniform)" if never else "")
         ax.set(xlim=(0, span), ylim=(0, 1), yticks=[], title=title)
         ax.set_xticks([0, span // 4, span // 2, 3 * span // 4, span])
-    axes[-1].set_xlabel(f"the uniform U, 0 … {span - 1}")
+    axes[-1].set_xlabel(f"the uniform U, 0 … {span - 1} (F = {example['fraction_bits']})")
     fig.tight_layout()
     return fig
