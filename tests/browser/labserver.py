@@ -69,10 +69,12 @@ def lab_home(home: Path) -> dict:
 
 
 @contextmanager
-def make_lab(home: Path, user: str | None = None, group: str = "nogroup", timeout: float = 90):
-    """``make lab`` running in the repository: yields ``(url, token, log path)``; stops the
-    server through its REST API (``make`` must then exit with 0) or kills it on failure.
-    ``user`` runs it as that user (``setpriv``), the way a reader who is not root runs it."""
+def make_lab(home: Path, user: str | None = None, group: str = "nogroup", timeout: float = 90,
+             checkout: Path = ROOT):
+    """``make lab`` running in ``checkout`` (the repository): yields ``(url, token, log
+    path)``; stops the server through its REST API (``make`` must then exit with 0) or kills
+    it on failure. ``user`` runs it as that user (``setpriv``), the way a reader who is not
+    root runs it."""
     port, token = free_port(), secrets.token_hex(16)
     env = dict(os.environ, **lab_home(home), JUPYTER_PORT=str(port), JUPYTER_TOKEN=token)
     env.pop("PYTHONPATH", None)
@@ -85,7 +87,7 @@ def make_lab(home: Path, user: str | None = None, group: str = "nogroup", timeou
     log_path = home / "make-lab.log"
     url = f"http://127.0.0.1:{port}/"
     with open(log_path, "w") as log:
-        proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+        proc = subprocess.Popen(cmd, cwd=checkout, env=env, stdout=log, stderr=subprocess.STDOUT,
                                 start_new_session=True)
         try:
             deadline = time.monotonic() + timeout
