@@ -83,14 +83,7 @@ def block_lines(layout, rows, v, tag) -> list:
                            f"b{tag}")
     lines += [f"viota {v['iota']}", f"vrand {v['word']}, {v['iota']}, s3",
               f"vst {v['word']}, [s0 + {rows.words}]"]
-    for first in range(0, layout.groups, len(GROUP_SETS)):
-        groups = range(first, min(layout.groups, first + len(GROUP_SETS)))
-        chains = [group_limbs_lines(layout, rows, g, v, regs, scalars)
-                  for g, (regs, scalars) in zip(groups, GROUP_SETS, strict=False)]
-        lines += interleave(*chains)
-    lines += [f"vld {L0_3[j]}, [s0 + {rows.limbs(j)}]" for j in range(LIMBS)]
-    lines += [f"vcvt.f2u {r}, {r}" for r in L0_3]
-    lines += prefix_lines(L0_3, D, N, layout, rows, v)
+    lines += groups_prefix_lines(layout, rows, v)
     lines += level_x_lines(WORDS, rows, layout.groups - 1, X, v, 0)
     lines += greater_lines(D, X, v["gt"], v["eq"], v["t"]) + [f"vred.argmax s11, {v['gt']}"]
     # the group k* = s11: D_{k*−1} (the 0 before lane 0 for k* = 0), then its blocks
@@ -102,6 +95,23 @@ def block_lines(layout, rows, v, tag) -> list:
     lines += offset_scan_lines(L0_3, rows, v)
     lines += greater_lines(D, X, v["gt"], v["eq"], v["t"]) + [f"vred.argmax s12, {v['gt']}"]
     return lines + [f"sshl {BLOCK}, s11, 7", f"sadd {BLOCK}, {BLOCK}, s12"]
+
+def groups_prefix_lines(layout, rows, v) -> list:
+    """Every group's blocks quantised and their limbs summed (:func:`group_limbs_lines`,
+    interleaved over ``GROUP_SETS``), then the groups' prefix (:func:`prefix_lines`) stored
+    and left in the ``D`` digits."""
+    L0_3 = [v[f"L{j}"] for j in range(LIMBS)]
+    D, N = ([v[f"{c}{j}"] for j in range(DIGITS)] for c in "DN")
+    lines = []
+    for first in range(0, layout.groups, len(GROUP_SETS)):
+        groups = range(first, min(layout.groups, first + len(GROUP_SETS)))
+        chains = [group_limbs_lines(layout, rows, g, v, regs, scalars)
+                  for g, (regs, scalars) in zip(groups, GROUP_SETS, strict=False)]
+        lines += interleave(*chains)
+    lines += [f"vld {L0_3[j]}, [s0 + {rows.limbs(j)}]" for j in range(LIMBS)]
+    lines += [f"vcvt.f2u {r}, {r}" for r in L0_3]
+    return lines + prefix_lines(L0_3, D, N, layout, rows, v)
+
 
 def group_limbs_lines(layout, rows, g: int, v, regs, scalars) -> list:
     """Group g's blocks quantised, their limbs summed and stored in the group-limb rows

@@ -51,7 +51,6 @@ from rslab.kernels.ops.fixed_point import (
     carry_lines,
     exponent_lines,
     greater_lines,
-    interleave,
     limb_lines,
     product_vector_lines,
     quantise_lines,
@@ -59,17 +58,15 @@ from rslab.kernels.ops.fixed_point import (
 )
 from rslab.kernels.ops.fixed_tail import (
     BLOCK,
-    GROUP_SETS,
     Q_DIGITS,
     U_DIGITS,
     VECTORS,
     WORDS,
     X_DIGITS,
     Rows,
-    group_limbs_lines,
+    groups_prefix_lines,
     lane_lines,
     offset_scan_lines,
-    prefix_lines,
     row_max_lines,
 )
 from rslab.kernels.ops.invcdf import TOKEN, last_sums_lines
@@ -186,14 +183,7 @@ class SplitFixedRow(FixedRow):
             lines += [f"vst {D[j]}, [s0 + {rows.prefix(j)}]" for j in range(DIGITS)]
             return lines + [f"sld {Q_DIGITS[j]}, [s0 + {rows.prefix(j) + 4 * (LANES - 1)}]"
                             for j in range(DIGITS)]
-        for first in range(0, layout.groups, len(GROUP_SETS)):
-            groups = range(first, min(layout.groups, first + len(GROUP_SETS)))
-            chains = [group_limbs_lines(layout, rows, g, v, regs, scalars)
-                      for g, (regs, scalars) in zip(groups, GROUP_SETS, strict=False)]
-            lines += interleave(*chains)
-        lines += [f"vld {L0_3[j]}, [s0 + {rows.limbs(j)}]" for j in range(LIMBS)]
-        lines += [f"vcvt.f2u {r}, {r}" for r in L0_3]
-        lines += prefix_lines(L0_3, D, N, layout, rows, v)
+        lines += groups_prefix_lines(layout, rows, v)
         last = 4 * (layout.groups - 1)
         return lines + [f"sld {Q_DIGITS[j]}, [s0 + {rows.prefix(j) + last}]"
                         for j in range(DIGITS)]
