@@ -203,17 +203,23 @@ def guarantee_table(t: dict) -> str:
                            for a, b, v in rows])
 
 
+ROUNDING_ROW = "the rounding row"
+POWER_OF_TWO = "scaled by 2⁻¹⁰⁰"
+
+
 def order_and_scale(vocab: int) -> list[dict]:
     """The rounding row of ``vocab`` tokens (:func:`rslab.numerics.adversary.rounding_row`)
     reordered and rescaled, each with its exact χ² and its share of the bound: the bound holds
-    for all of them, the law does not stay the same (a power-of-two scale keeps it)."""
+    for all of them, the law does not stay the same (a power-of-two scale keeps it while no
+    weight is subnormal)."""
     row = adversary.rounding_row(vocab)
     bound = fixed_invcdf.chi2_bound(vocab)
-    rows = [("the rounding row", row),
+    rows = [(ROUNDING_ROW, row),
             ("its tokens in a random order", row[np.random.default_rng(0).permutation(row.size)]),
             ("its tokens sorted, heaviest first", np.sort(row)[::-1].copy()),
             ("scaled by 3", row * np.float32(3)),
-            ("scaled by 2⁻¹⁰⁰", row * np.float32(2.0**-100))]
+            (POWER_OF_TWO, row * np.float32(2.0**-100)),
+            ("scaled by 2⁻¹¹⁰ (its light weights subnormal)", row * np.float32(2.0**-110))]
     out = []
     for name, w in rows:
         chi = fixed_invcdf.exact_chi2(w)

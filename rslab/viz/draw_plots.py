@@ -285,22 +285,29 @@ def plot_two_sided_scan(lanes: int = 8, heavy: int = 3):
     return fig
 
 
+NARROW = 0.15
+"""A bar narrower than this share of the uniforms is named in its level's title instead."""
+
+
 @readable
 def plot_two_levels(example: dict):
     """The worked example's two levels: the 2^b uniforms of level one cut into blocks, and
-    each block's 2^b uniforms cut into its lanes (counts N written in)."""
+    each block's 2^b uniforms cut into its lanes (counts N written in; a value too narrow to
+    write in, or never drawn, named in the title with its quanta c)."""
     levels = example["levels"]
     fig, axes = plt.subplots(len(levels), 1, figsize=(WIDTH, 1.1 * len(levels) + 0.8))
     span = 2 ** example["uniform_bits"]
     for ax, level in zip(axes, levels, strict=True):
-        x = 0
-        for i, n in enumerate(level["counts"]):
+        x, aside = 0, []
+        for i, (name, n, c) in enumerate(zip(level["names"], level["counts"],
+                                             level["quantised"], strict=True)):
             ax.add_patch(Rectangle((x, 0), n, 1, facecolor=f"C{i}", alpha=0.35, edgecolor="k"))
-            if n:
-                ax.text(x + n / 2, 0.5, f"{level['names'][i]}: {n}", ha="center", va="center")
+            if n >= NARROW * span:
+                ax.text(x + n / 2, 0.5, f"{name}: {n}", ha="center", va="center")
+            else:  # too narrow to write in: named in the title with its quanta
+                aside.append(f"{name}: c = {c}, " + (f"N = {n}" if n else "no uniform"))
             x += n
-        never = [name for name, n in zip(level["names"], level["counts"], strict=True) if not n]
-        title = level["title"] + (f" ({', '.join(never)}: no uniform)" if never else "")
+        title = level["title"] + (f" ({'; '.join(aside)})" if aside else "")
         ax.set(xlim=(0, span), ylim=(0, 1), yticks=[], title=title)
         ax.set_xticks([0, span // 4, span // 2, 3 * span // 4, span])
     axes[-1].set_xlabel(f"the uniform U, 0 … {span - 1} (F = {example['fraction_bits']})")
