@@ -85,3 +85,38 @@ def test_parallel_mode_reads_every_row_whatever_the_outcome():
     assert fr["parallel"] == aa["parallel"] > aa["sequential"] > fr["sequential"]
     assert mc.grid_runs() == 2 * 2 * len(mc.page_grid()["requests"]) * len(
         mc.page_grid()["cores"])
+
+
+def test_a_printed_bound_is_rounded_up():
+    assert [mc.upper_text(x) for x in (3e-5, 3.2e-5, 9.5e-5, 1e-4)] == [
+        "3e-05", "4e-05", "1e-04", "1e-04"]
+    assert all(float(mc.upper_text(x)) >= x for x in np.geomspace(1e-9, 1e-2, 200))
+
+
+def test_the_bound_at_every_core_count_is_lowest_where_the_engines_outrun_the_hbm():
+    from rslab.fixtures import VOCAB
+    from rslab.machine.config import ChipConfig
+    bound = mc.bound_curve(vocab=VOCAB, cores=range(1, 17))  # the plan alone: no run
+    chip, low = ChipConfig(), min(bound, key=bound.get)
+    dma = chip.core.dma_bytes_per_cycle
+    assert (low - 1) * dma < chip.hbm_bytes_per_cycle <= low * dma
+    points = mc.curves(vocab=8192, requests=(2,), cores=(4,), names=("first-reject",),
+                       modes=("sequential",))
+    assert mc.bound_curve(vocab=8192, cores=(4,))[4] == points[0]["bound_cycles"]
+    assert bound[low - 1] > bound[low] and bound[16] >= bound[low]
+    assert mc.TARGETS[0][:3] == ("first-reject", 2, 32)
+
+
+def test_the_sources_give_the_core_to_router_latency_each_way():
+    src = {s["field"]: s for s in mc.sources()}["endpoint_latency"]
+    assert "each way" in src["public figure"] and src["value"] == 5
+
+
+@pytest.mark.heavy
+def test_where_parallel_mode_wins_at_all_accept_the_bet_on_acceptance_wins_back():
+    from rslab.fixtures import VOCAB
+    from rslab.kernels.sampler.chip_curves import curve_point
+    par, seq = (curve_point("all-accept", 1, 32, m, VOCAB) for m in ("parallel", "sequential"))
+    bet = curve_point("all-accept", 1, 32, "sequential", VOCAB, guess="accept")
+    assert bet["tokens_match_reference"]
+    assert bet["cycles"] < par["cycles"] < seq["cycles"]

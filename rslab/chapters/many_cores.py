@@ -6,7 +6,9 @@ What a page calls: :func:`peers` (what the sampler's peers reported in 2026),
 :func:`merge_algebra` (what merges exactly on one row, and what does not) and
 :func:`merge_rows`, :func:`change_rates` and :func:`rate_rows` (how often the float32 merge
 changes an outcome), :func:`curves`, :func:`scaling`, :func:`scaling_rows`,
-:func:`mode_rows` and :func:`targets` (the grid against the chip's bound), ``curve_figure``
+:func:`mode_rows`, :func:`bound_curve` (the bound at every core count, no run) and
+:func:`targets` (the grid against the chip's bound and :data:`TARGETS`), :func:`upper_text`
+(a bound printed rounded up), ``curve_figure``
 and ``live_figure`` (``draw`` functions for ``live_figure``) with their controls, and
 :func:`merge_argmax` (the exercise's merge, as a reference).
 """
@@ -65,7 +67,8 @@ SOURCES = (
     ("router-to-router hop (cycles)", "hop_latency", "router to neighbouring router: 9 cycles",
      "NoC/README.md, Performance"),
     ("core-to-router trip (cycles)", "endpoint_latency",
-     "core (NIU) to its router and back: ~5 cycles", "NoC/README.md, Performance"),
+     "core (NIU) to its router: ~5 cycles; router to core (NIU): ~5 cycles (~5 each way; the "
+     "model takes 5 each way)", "NoC/README.md, Performance"),
     ("exchange region (KiB)", "exchange_bytes", "a Tensix core has 1464 KiB of L1; the "
      "exchange takes 256 KiB of every core's local memory", "TensixTile/README.md"),
 )
@@ -257,6 +260,19 @@ def mode_bytes(name: str, R: int = 2, vocab: int = VOCAB) -> dict:
     return {m: plan_bytes(plan_rows(R, S, vocab, 1, m), accepted) for m in MODES}
 
 
+def bound_curve(name: str = "first-reject", R: int = 2, mode: str = "sequential",
+                vocab: int = VOCAB, cores=range(1, 65)) -> dict[int, int]:
+    """The chip's bound (its cycles) of a test point at every core count in ``cores``:
+    computed from the plan alone, no run (:func:`~rslab.kernels.sampler.chip_bound.chip_bound`,
+    the default chip)."""
+    from rslab.kernels.sampler.chip_bound import chip_bound
+    from rslab.kernels.sampler.chip_curves import S
+    from rslab.kernels.sampler.chip_plan import plan_rows
+    accepted = np.full(R, S if name == "all-accept" else 0)
+    return {c: chip_bound(plan_rows(R, S, vocab, c, mode), ChipConfig(cores=c),
+                          accepted)["bound_cycles"] for c in cores}
+
+
 def scaling(points) -> list[dict]:
     """Per curve, where strong scaling ends and what binds there."""
     return scaling_end(points)
@@ -293,15 +309,30 @@ def merge_argmax(row, cores: int) -> int:
     return best
 
 
+TARGETS = (("first-reject", 2, 32, 1.5), ("all-accept", 64, 64, 1.3))
+"""The chip program's design targets, in sequential mode: (test point, R, cores, the most
+cycles / the chip's bound). The first is latency (the note's first-step reject), the second
+throughput (all-accept at R = 64, which only the bench's grid computes)."""
+
+
 def targets(points) -> list[dict]:
-    """The two targets' points: first-step reject at R = 2 on 32 cores (latency, within 1.5×
-    of the chip's bound) and all-accept at R = 64 on 64 cores (throughput, within 1.3×)."""
-    want = (("first-reject", 2, 32, 1.5), ("all-accept", 64, 64, 1.3))
+    """The points of :data:`TARGETS` among ``points``, each against its target."""
     by = {(p["name"], p["R"], p["cores"]): p for p in points if p["mode"] == "sequential"}
     return [{"point": f"{n}, R = {R}, {C} cores", "cycles": by[(n, R, C)]["cycles"],
              "bound": by[(n, R, C)]["bound_cycles"], "ratio": by[(n, R, C)]["ratio"],
              "target": t, "met": by[(n, R, C)]["ratio"] <= t}
-            for n, R, C, t in want if (n, R, C) in by]
+            for n, R, C, t in TARGETS if (n, R, C) in by]
+
+
+def upper_text(x: float) -> str:
+    """``x`` rounded up to one significant digit, as ``"4e-05"``: an upper bound that prints
+    no less than ``x`` (``f"{x:.0e}"`` can round down)."""
+    text = f"{x:.0e}"
+    if float(text) >= x:
+        return text
+    digit, exponent = (int(t) for t in text.split("e"))
+    digit, exponent = (1, exponent + 1) if digit == 9 else (digit + 1, exponent)
+    return f"{digit}e{exponent:+03d}"
 
 
 # ----------------------------------------------------------------- live figures
