@@ -43,6 +43,22 @@ def test_a_slowdown_is_never_called_a_speedup():
     assert intro.power_of_two(120) == "2¹²⁰"
 
 
+def test_the_guarantee_is_printed_on_its_safe_side():
+    """The bound rounds up, the sample count below which it holds rounds down (1.064e11 is
+    "1.06 × 10¹¹", not "1.1 × 10¹¹", where the advantage bound already exceeds 0.1), and the
+    advantage at 10¹⁰ samples (0.03065) is "0.031", not "0.03"."""
+    rec = intro.recommended()
+    assert intro.sci(rec["samples"], 3, rounding="down") == "1.06 × 10¹¹"
+    assert math.sqrt(1.1e11 * rec["bound"] / 2) > rec["advantage"]
+    assert intro.sci(rec["bound"], rounding="up") == "1.9 × 10⁻¹³"
+    assert intro.ceil_to(rec["advantage_at_target"], 3) == "0.031"
+    assert intro.sci(1.9e-13, rounding="down") == "1.9 × 10⁻¹³"  # no float error flips a digit
+    assert intro.sci(9.96e10, rounding="up") == "10¹¹"
+    assert intro.sci(9.96e10, rounding="down") == "9.9 × 10¹⁰"
+    with pytest.raises(ValueError, match="rounding"):
+        intro.sci(1.0, rounding="sideways")
+
+
 def test_at_the_readers_scale_first_step_reject_is_slower_and_the_page_says_where():
     runs = intro.headline_runs(1024)
     items = {it["name"]: it for it in intro.items_of(runs)}

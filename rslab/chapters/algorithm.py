@@ -153,9 +153,9 @@ PATH_LABELS = {"exact": "Exact", "div8": "Fast, div8"}
 
 def cap_rows(targets: dict, ranges: dict) -> list[dict]:
     """Per target (``{name: logits row}``) and noise (``{name: (g_min, g_max)}``): the tokens
-    the noise can never draw (:func:`never_drawn`), their mass, and the samples a level-ALPHA
-    test aimed at them needs (it rejects p when none of them appears: p itself shows none in
-    n samples with probability (1 − mass)^n)."""
+    the noise can never draw (:func:`never_drawn`), their mass, and the samples at which the
+    appearance test on them (it rejects the noise's law when one of them appears) misses p
+    with probability ALPHA: p shows none of them in n samples with probability (1 − mass)^n."""
     from rslab.numerics.detect import ALPHA
 
     rows = []
@@ -177,7 +177,8 @@ def cap_table(rows) -> str:
         "noise g from … to": f"{r['g_min']:.2f} … {r['g_max']:.2f}",
         "tokens never drawn": f"{r['tokens']:,}",
         "their mass under p": f"{r['mass']:.2g}",
-        f"samples an aimed test needs (level {ALPHA:g})": _samples(r["aimed"])} for r in rows])
+        f"samples for an appearance test to miss p at most {ALPHA:g} of the time":
+            _samples(r["aimed"])} for r in rows])
 
 
 def _samples(n: float) -> str:
