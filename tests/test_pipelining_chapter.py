@@ -40,6 +40,7 @@ def test_the_residual_index_is_stepped_early_and_read_late_by_the_next_select():
     assert why["defined"] < why["ii"] and opcode == "vsel" and distance == 1
     assert why["lifetime"] == last_read - why["defined"] > (why["copies"] - 1) * why["ii"]
     assert why["copies"] == why["unroll"]
+    assert sorted(op for _, op, d in why["reads"] if d == 1) == ["vadd.u32", "vrand", "vsel"]
 
 
 def test_one_packed_vector_an_iteration_runs_as_fast_with_more_iterations_in_flight():
@@ -99,6 +100,45 @@ def test_the_unroll_3_program_pays_for_its_remainder(tmp_path):
     assert rest["iterations"] == 32 % 3 and rest["per_pass"] == 1
     assert rest["cycles_per_source_iter"] > main["cycles_per_source_iter"]
     assert u3["cycles"] > u1["cycles"] and u3["bundles"] > u1["bundles"]
+    rem = ch.remainder_loop((tmp_path / "u3.s").read_text(), body)
+    assert rem["op_after_op"] and rem["bundles"] == rest["cycles_per_source_iter"]
+    assert ch.one_stage_ii("valu_slots=3", "sfu_hold=0") < rem["bundles"]
+
+
+def test_without_a_remainder_the_unroll_3_is_still_slower_and_unroll_2_is_faster(tmp_path):
+    machine = ("--config", "valu_slots=3", "sfu_hold=0")
+    body = ch.EXAMPLES / "sumexp_body.s"
+    at30 = {k: ch.unrolled_program(body, k, machine + ("--iterations", "30"),
+                                   tmp_path / f"u{k}_30.s") for k in (1, 3)}
+    assert len(at30[3]["loops"]) == 1 and at30[3]["cycles"] > at30[1]["cycles"]
+    u1, u2 = (ch.unrolled_program(body, k, machine, tmp_path / f"u{k}.s") for k in (1, 2))
+    assert u2["bundles"] < u1["bundles"] and u2["cycles"] < u1["cycles"]
+
+
+def test_unroll_2_reaches_its_bound_and_the_heuristic_misses_3_and_4():
+    sweep = json.loads(ch.command_output("pipeline", "--example", "sumexp_body", "--config",
+                                         "valu_slots=3", "sfu_hold=0", "--sweep", "--json"))
+    best = ch.sweep_best(sweep["rows"])
+    assert best[2]["ii"] == best[2]["mii"]
+    assert [k for k in (3, 4) if best[k]["ii"] > best[k]["mii"]] == [3, 4]
+
+
+def test_the_program_bundles_are_the_assemblers_count():
+    from rslab.kernels.studies.sumexp_loop import sumexp_program
+    from rslab.machine import assemble
+
+    text, _ = sumexp_program(24, 0.0)
+    lines = [ln for ln in text.splitlines()
+             if ln.strip() and not ln.startswith(("#", "loop", "endloop"))]
+    assert text.startswith("# machine") and assemble(text).n_bundles == len(lines)
+
+
+def test_registers_do_not_grow_with_workers_at_every_valu_latency_nor_hold():
+    regs = {v: [p["vector_registers"] for p in ch.valu_points(v, (1, 2, 4))] for v in (2, 8)}
+    assert regs[2][2] < regs[2][0] and regs[8][2] > regs[8][0]
+    by_hold = {h: {p["vector_registers"] for p in ch.hold_points(h, (7, 10, 13, 16, 20))}
+               for h in (0, 1, 4)}
+    assert len(by_hold[1]) == 1 and by_hold[0] != by_hold[1] != by_hold[4]
 
 
 def test_the_sweep_plots_tick_only_the_swept_values():

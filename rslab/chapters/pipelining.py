@@ -312,3 +312,31 @@ def unrolled_program(body_file, unroll: int, machine: tuple, out) -> dict:
             "loops": [{"iterations": lp["iterations"], "per_pass": lp["source_per_pass"],
                        "cycles_per_source_iter": lp["cycles_per_source_iter"]}
                       for lp in run["loops"]]}
+
+
+def remainder_loop(program_text: str, body_file) -> dict:
+    """The remainder's loop of an unrolled program (its last ``loop`` … ``endloop``): its
+    bundles, how many are ``nop``, whether each bundle holds at most one body op and the
+    body ops come in ``body_file``'s order (op after op, no overlap)."""
+    lines = program_text.splitlines()
+    start = max(i for i, ln in enumerate(lines) if ln.startswith("loop"))
+    end = next(i for i in range(start, len(lines)) if lines[i].startswith("endloop"))
+    bundles = [ln for ln in lines[start + 1:end] if ln.strip()]
+    labels = [[lab.split()[0] for lab in ln.split("#@", 1)[1].split(";")
+               if lab.split()[0] != "-"] for ln in bundles if "#@" in ln]
+    order = [ln.split("=", 1)[0].strip() for ln in Path(body_file).read_text().splitlines()
+             if "=" in ln.split("#", 1)[0] and not ln.startswith(("carried", "before:", "after:"))]
+    return {"bundles": len(bundles), "nops": sum(ln.strip() == "nop" for ln in bundles),
+            "op_after_op": all(len(lab) <= 1 for lab in labels)
+                           and [lab[0] for lab in labels if lab] == order}
+
+
+def one_stage_ii(*overrides) -> int:
+    """The II of the sum-exp body scheduled with one stage (one iteration in flight) on the
+    machine ``overrides`` (``KEY=VALUE`` strings, as ``--config`` takes them) describe."""
+    from rslab.kernels.studies.sumexp_loop import sumexp_body
+    from rslab.machine.overrides import apply_overrides
+    from rslab.schedule import SlotModel, modulo_schedule
+
+    config = apply_overrides([tuple(o.split("=", 1)) for o in overrides])
+    return modulo_schedule(sumexp_body(), SlotModel.from_config(config), max_stages=1).ii

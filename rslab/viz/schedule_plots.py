@@ -271,7 +271,8 @@ def plot_sweep(values, series: dict, *, xlabel, ax=None, note=None):
 
 def plot_ii_vs_bounds(rows, *, title: str = "Each loop's II against its lower bounds"):
     """Per loop (``rows``: ``loop``, ``ii``, ``res_mii``, ``rec_mii``, ``per_iteration``):
-    II per packed vector as a bar, ResMII and RecMII per packed vector as markers."""
+    II per vector the loop takes (``per_iteration`` of them an iteration) as a bar, ResMII and
+    RecMII per vector as markers."""
     fig, ax = plt.subplots(figsize=(7, 0.42 * len(rows) + 2.0))
     y = np.arange(len(rows))[::-1]
     per = [max(r.get("per_iteration", 1), 1) for r in rows]
@@ -286,7 +287,7 @@ def plot_ii_vs_bounds(rows, *, title: str = "Each loop's II against its lower bo
     ax.set_xlim(0, 1.15 * max(ii))
     ax.set_yticks(y, [r["loop"] for r in rows], fontsize=10)
     ax.tick_params(axis="x", labelsize=10)
-    ax.set_xlabel("cycles per packed vector (label: II / MII per iteration)", fontsize=10)
+    ax.set_xlabel("cycles per vector (label: II / MII per iteration)", fontsize=10)
     ax.set_title(title, fontsize=11)
     fig.legend(*ax.get_legend_handles_labels(), fontsize=10, loc="lower center", ncol=3,
                frameon=False)
