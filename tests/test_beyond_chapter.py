@@ -87,7 +87,7 @@ def test_the_verdict_table_reads_the_sampler_and_has_human_headers():
     table = ch.verdict_table(rows)
     header = table.splitlines()[0]
     assert "speed vs Div8" in header and "_" not in header
-    assert "1.1·10¹¹ (every row)" in table and "| — |" in table
+    assert "1.06·10¹¹ (every row)" in table and "| — |" in table
     assert rows[1]["verdict"] == "meets it on every row"
     sampler[2]["vs_div8"] = 0.98  # fixed-u96 at all-accept slower than Div8
     assert ch.verdict_rows(sampler, bias)[1]["verdict"] == "bias met on every row; slower"
@@ -97,6 +97,8 @@ def test_numbers_for_a_reader():
     assert ch.sci(float("nan")) == "—" and ch.sci(float("inf")) == "∞"
     assert ch.sci(6666.0) == "6,700" and ch.sci(1.06e11, 3) == "1.06·10¹¹"
     assert ch.sci(3.4e-29) == "3.4·10⁻²⁹" and ch.sci(6.66) == "6.7"
+    assert ch.sci(1.064e11, rounding="down") == "1.0·10¹¹"  # a threshold: never rounded up
+    assert ch.bound_text(1.0645e11) == "1.06·10¹¹" and ch.bound_text(0.5) == "< 1"
     assert ch.samples_text(float("inf")) == "no number of samples"
     assert ch.samples_text(1.5e10) == "1.5·10¹⁰ samples"
 

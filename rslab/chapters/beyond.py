@@ -29,6 +29,7 @@ import time
 import numpy as np
 from scipy import stats as sps
 
+from rslab.chapters.prose import significant
 from rslab.kernels.sampler.scenarios import run_draws
 from rslab.numerics import adversary, appearance, fixed_invcdf
 from rslab.numerics import divergence_bound as db
@@ -128,8 +129,9 @@ def token_agreement(outputs: dict, a: str, b: str) -> dict:
             "blocks": int(np.sum(ta // lanes == tb // lanes))}
 
 
-def sci(x: float, digits: int = 2) -> str:
-    """A positive number for a reader: ``1.8·10⁵``, plain below 10,000 (``—`` for NaN, ``∞``)."""
+def sci(x: float, digits: int = 2, rounding: str = "nearest") -> str:
+    """A positive number for a reader: ``1.8·10⁵``, plain below 10,000 (``—`` for NaN, ``∞``);
+    ``rounding`` "up" or "down" for a bound or a threshold (scientific notation only)."""
     if x is None or np.isnan(x):
         return "—"
     if np.isinf(x):
@@ -139,13 +141,14 @@ def sci(x: float, digits: int = 2) -> str:
         return f"{rounded:,.0f}" if rounded >= 10 ** (digits - 1) else f"{rounded:g}"
     if 1e-3 <= abs(x) < 1:
         return f"{x:.{digits}g}"
-    mantissa, exponent = f"{x:.{digits - 1}e}".split("e")
-    return f"{mantissa}·10{str(int(exponent)).translate(SUPERSCRIPT)}"
+    mantissa, exponent = significant(x, digits, rounding)
+    return f"{mantissa}·10{str(exponent).translate(SUPERSCRIPT)}"
 
 
 def bound_text(n: float) -> str:
-    """The bound's sample size in a table: ``< 1`` where it says nothing."""
-    return "< 1" if n is not None and n < 1 else sci(n)
+    """The bound's sample size in a table, rounded down (below it no test gains the
+    advantage): ``< 1`` where it says nothing."""
+    return "< 1" if n is not None and n < 1 else sci(n, 3, rounding="down")
 
 
 def samples_text(n: float) -> str:

@@ -2,11 +2,12 @@
 note's)."""
 
 import math
-from decimal import ROUND_CEILING, ROUND_FLOOR, ROUND_HALF_EVEN, Decimal
+from decimal import ROUND_CEILING, Decimal
 
 from rslab import note
 from rslab.chapters.beyond import DETECT_TARGET
 from rslab.chapters.fixed_point import guarantee_terms
+from rslab.chapters.prose import significant
 from rslab.chapters.results import headline
 from rslab.kernels.sampler.scenarios import run_scenarios
 from rslab.numerics.divergence_bound import ADVANTAGE, samples_no_test_sees
@@ -68,20 +69,13 @@ def recommended(vocab: int = note.VOCAB) -> dict:
 
 
 _SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
-_ROUNDING = {"nearest": ROUND_HALF_EVEN, "up": ROUND_CEILING, "down": ROUND_FLOOR}
 
 
 def sci(x: float, digits: int = 2, rounding: str = "nearest") -> str:
     """Positive ``x`` in scientific notation for prose: 1.9e-13 as "1.9 × 10⁻¹³", 1e10 as
     "10¹⁰"; ``rounding`` "up" or "down" rounds the last digit that way (an upper bound is
     printed rounded up, a threshold below which something holds rounded down)."""
-    if rounding not in _ROUNDING:
-        raise ValueError(f"rounding must be one of {sorted(_ROUNDING)}, got {rounding!r}")
-    value = Decimal(repr(float(x)))
-    exponent = value.adjusted()
-    mantissa = value.scaleb(-exponent).quantize(Decimal(1).scaleb(1 - digits), _ROUNDING[rounding])
-    if mantissa >= 10:
-        mantissa, exponent = (mantissa / 10).quantize(mantissa.scaleb(-1)), exponent + 1
+    mantissa, exponent = significant(x, digits, rounding)
     power = f"10{str(exponent).translate(_SUPERSCRIPT)}"
     return power if mantissa == 1 else f"{mantissa} × {power}"
 

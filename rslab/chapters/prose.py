@@ -7,6 +7,7 @@ directives (sphinx-exercise); ``strip_solutions`` removes them for the students'
 """
 
 import re
+from decimal import ROUND_CEILING, ROUND_FLOOR, ROUND_HALF_EVEN, Decimal
 
 EVAL_ROLE = re.compile(r"\{eval\}`([^`]*)`")
 NAME = re.compile(r"^[a-zA-Z][a-zA-Z0-9_]*$")
@@ -14,6 +15,24 @@ NAME = re.compile(r"^[a-zA-Z][a-zA-Z0-9_]*$")
 SOLUTION = re.compile(r"^(?P<fence>:{3,}|`{3,})\{solution\}[^\n]*\n.*?^(?P=fence)[ \t]*$\n?",
                       re.MULTILINE | re.DOTALL)
 """A ``solution`` directive, from its opening fence to the closing fence of the same length."""
+
+
+ROUNDING = {"nearest": ROUND_HALF_EVEN, "up": ROUND_CEILING, "down": ROUND_FLOOR}
+"""How a cited number's last digit rounds: an upper bound up, a threshold below which
+something holds down."""
+
+
+def significant(x: float, digits: int, rounding: str = "nearest") -> tuple[Decimal, int]:
+    """Positive ``x`` as (mantissa in [1, 10) with ``digits`` significant digits, exponent),
+    its last digit rounded ``rounding`` (a key of :data:`ROUNDING`)."""
+    if rounding not in ROUNDING:
+        raise ValueError(f"rounding must be one of {sorted(ROUNDING)}, got {rounding!r}")
+    value = Decimal(repr(float(x)))
+    exponent = value.adjusted()
+    mantissa = value.scaleb(-exponent).quantize(Decimal(1).scaleb(1 - digits), ROUNDING[rounding])
+    if mantissa >= 10:
+        mantissa, exponent = (mantissa / 10).quantize(mantissa.scaleb(-1)), exponent + 1
+    return mantissa, exponent
 
 
 def eval_names(markdown: str) -> list[str]:
