@@ -60,6 +60,11 @@ def test_each_step_is_credited_to_the_phase_that_moved():
     credits = results.step_credits(steps)
     assert [(c["phase"], c["phase_change"], c["saved"]) for c in credits] == [
         ("row max", -25, 30), ("sum-exp", 5, -5)]
+    header = results.credits_table(steps, steps).splitlines()[0]
+    columns = [c.strip() for c in header.strip("|").split("|")]
+    assert len(set(columns)) == len(columns)
+    assert "all-accept: phase that moved most" in columns
+    assert "first-step reject: phase that moved most" in columns
 
 
 def test_the_wider_step_removes_the_recurrences_of_the_row_max_and_sum_exp():
@@ -265,3 +270,25 @@ def test_a_rejected_zero_probability_draft_leaves_an_exactly_zero_residual():
     for seed in range(4):
         r = rejection_sample(logits, q, np.zeros((1, 1), np.int64), path="exact", seed=seed)
         assert r.num_accepted[0] == 0 and r.tokens[0, 0] in (1, 2)
+
+
+def test_the_check_cells_loop_is_sfu_bound_at_four_valu_slots():
+    from rslab.exercises.oracles import residual_row_ii
+
+    by_slots = {s: results.check_loop_bound(s) for s in (2, 3, 4)}
+    assert {s: b["ii"] for s, b in by_slots.items()} == {s: residual_row_ii(s) for s in by_slots}
+    assert [b["binding"] for b in by_slots.values()] == ["valu", "valu", "sfu"]
+    four = by_slots[4]
+    assert four["ii"] == four["sfu_cycles"] > four["valu_cycles"]
+
+
+def test_the_sum_exp_loops_ii_covers_its_packed_vectors():
+    from types import SimpleNamespace
+
+    from rslab.kernels.sampler.plans import OPTIMISED
+
+    loops = {label: {"ii": 8, "cycles_per_iter": 9} for _, label, _ in results.LOOPS}
+    run = SimpleNamespace(loops=loops)
+    sumexp = results.loop_items(run, run)[1]
+    assert sumexp["optimised_ii"] == 8 and sumexp["unroll"] == OPTIMISED.sumexp_u
+    assert sumexp["optimised_per_vector"] == 8 / OPTIMISED.sumexp_u

@@ -22,10 +22,11 @@ from rslab.kernels.sampler.floor import (
 from rslab.kernels.sampler.layout import BLOCK, SamplerLayout
 from rslab.kernels.sampler.plans import OPTIMISED, optimisation_steps
 from rslab.kernels.sampler.scenarios import run_draws, speedup_rows
+from rslab.kernels.studies.draw_loops import draw_body, draw_loop
 from rslab.machine import MachineConfig
 from rslab.numerics.methods import RECOMMENDED, variant_name
 from rslab.reference import LOG2E, rejection_sample
-from rslab.schedule import analyse, slot_of
+from rslab.schedule import SlotModel, analyse, slot_of
 from rslab.viz import results_plots as rp
 from rslab.viz.controls import int_control
 from rslab.viz.tables import markdown_table
@@ -130,6 +131,22 @@ def sumexp_tie(plan=OPTIMISED) -> str:
             f"{valu / config.slots['valu']:g} cycles")
 
 
+def check_loop_bound(valu_slots: int) -> dict:
+    """The resource bound of the check cell's loop (the study's residual Gumbel row,
+    ``draw_loop("residual", "gumbel", "div8", ...)``) on a core with ``valu_slots`` VALU
+    slots: its VALU ops and their cycles, its SFU pushes and theirs (1 + hold each), what
+    binds, and the II the scheduler reaches."""
+    config = MachineConfig().with_(slots={"valu": valu_slots})
+    model = SlotModel.from_config(config)
+    body = draw_body("residual", "gumbel", "div8", "logits")
+    units = [slot_of(op.opcode) for op in body]
+    valu, pushes = units.count("valu"), units.count("sfu")
+    return {"valu_ops": valu, "valu_cycles": valu / valu_slots, "pushes": pushes,
+            "sfu_cycles": pushes * (1 + config.sfu_hold) / config.slots["sfu"],
+            "binding": analyse(body, model).res_binding,
+            "ii": draw_loop("residual", "gumbel", "div8", 8, model).ii}
+
+
 BINDING_WHY = {
     frozenset({"st", "valu"}): "it lands the float32 halves: as many stores as VALU ops over "
                                "their slots",
@@ -191,10 +208,10 @@ def credits_table(steps_aa, steps_fr) -> str:
     for a, f in zip(step_credits(steps_aa), step_credits(steps_fr), strict=True):
         rows.append({"step": a["step"],
                      "all-accept: cycles (change)": f"{a['cycles']:,} ({-a['saved']:+,})",
-                     "phase that moved most": _credit_cell(a),
+                     "all-accept: phase that moved most": _credit_cell(a),
                      "first-step reject: cycles (change)":
                      f"{f['cycles']:,} ({-f['saved']:+,})",
-                     "phase that moved most ": _credit_cell(f)})
+                     "first-step reject: phase that moved most": _credit_cell(f)})
     return markdown_table(rows)
 
 
@@ -268,9 +285,11 @@ def per_vector(run, label: str, unroll: int) -> float:
 
 
 def loop_items(baseline, optimised, plan=OPTIMISED) -> list[dict]:
-    """Per loop: the baseline's and the optimised plan's cycles per packed vector."""
+    """Per loop: the baseline's and the optimised plan's cycles per packed vector, and the
+    optimised loop's II with the packed vectors one of its iterations handles."""
     return [{"loop": name, "baseline_per_vector": per_vector(baseline, label, 1),
-             "optimised_per_vector": per_vector(optimised, label, getattr(plan, field))}
+             "optimised_per_vector": per_vector(optimised, label, getattr(plan, field)),
+             "optimised_ii": optimised.loops[label]["ii"], "unroll": getattr(plan, field)}
             for name, label, field in LOOPS]
 
 

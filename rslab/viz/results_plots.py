@@ -220,7 +220,7 @@ def headline_table(items) -> str:
 @legible
 def floor_bars(items, *, title: str = "Each phase against its floor"):
     """Per test point, per phase: the baseline's and the optimised program's cycles and the
-    optimised program's floor (log scale), with cycles / floor beside each."""
+    optimised program's floor (log scale), with cycles / floor right of the phase's bars."""
     names = list(dict.fromkeys(it["name"] for it in items))
     fig, axes = plt.subplots(len(names), 1, figsize=(WIDTH, 1.5 + 2.6 * len(names)),
                              squeeze=False)
@@ -235,7 +235,8 @@ def floor_bars(items, *, title: str = "Each phase against its floor"):
                 edgecolor="k", label="optimised: floor")
         for yi, r in zip(y, rows, strict=True):
             if r["ratio"] is not None:
-                ax.annotate(f"{r['ratio']:.2f}", (max(r["optimised"], r["floor"]), yi),
+                right = max(r["baseline"], r["optimised"], r["floor"])  # clear of all three
+                ax.annotate(f"{r['ratio']:.2f}", (right, yi),
                             xytext=(4, 0), textcoords="offset points", va="center")
         ax.set_yticks(y, [PHASE_LABELS[r["phase"]] for r in rows])
         ax.set_xscale("log")
