@@ -187,3 +187,26 @@ def test_the_tau_figure_axes_cover_every_position_of_its_slider():
     assert x0 <= taus[0] and taus[-1] <= x1 and y0 <= zeros[0] and zeros[-1] <= y1
     control = div8.plateau_control()
     assert (control.lo, control.hi) == div8.TAU_RANGE
+
+
+def test_the_chi2_rejects_div8_at_a_size_of_the_order_the_ks_needs():
+    lam = 7.91e-7                                   # Div8's exact λ (calibration.div8_lambda)
+    n50, n90 = div8.chi2_n_for_power(lam, 0.5), div8.chi2_n_for_power(lam, 0.9)
+    assert 3.6e7 < n50 < 4.0e7 and 6.3e7 < n90 < 6.8e7
+    assert div8.chi2_power(lam, n50) == pytest.approx(0.5, abs=1e-4)
+    assert div8.chi2_power(lam, 1 << 20) < 0.05 and div8.chi2_power(lam, 1e9) > 0.999
+    with pytest.raises(ValueError, match="power"):
+        div8.chi2_n_for_power(lam, 0.005)
+
+
+def test_the_zero_count_follows_from_the_fitted_plateau_prediction():
+    zc = div8.zeros_check({"exact_zeros": 8614.1, "plateau_prediction": 8609.0,
+                           "note_zeros": 8627})
+    assert zc["ratio"] == pytest.approx(1.0006, abs=1e-4)
+    assert 0 < zc["note_sigma_exact"] < zc["note_sigma_pred"] < 0.25
+
+
+def test_the_top_uniforms_feed_the_first_log_inside_the_band_the_bound_leaves_out():
+    top = div8.top_first_log_error()
+    assert top["max_abs_log"] < 2 * FL.zero_threshold
+    assert 0 < top["max_error"] < FL.error_bound()

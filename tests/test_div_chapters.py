@@ -226,3 +226,15 @@ def test_the_chapters_figures_are_legible_at_the_pages_width(laws):
         assert fig.get_figwidth() <= 7.0
         assert min(_text_sizes(fig)) >= 10
         matplotlib.pyplot.close(fig)
+
+
+def test_the_plateau_mass_figure_marks_a_divisor_with_no_lattice_hit():
+    from rslab.viz import numerics_plots as npl
+
+    fig = npl.plot_plateau_mass([1, 8, 32], [1e-2, 1e-4, 1e-12], [1e-2, 1e-4, 0.0])
+    ax = fig.axes[0]
+    marks = [ln for ln in ax.get_lines() if ln.get_marker() == "v"]
+    assert len(marks) == 1 and list(marks[0].get_xdata()) == [32]
+    assert marks[0].get_ydata()[0] == pytest.approx(ax.get_ylim()[0])
+    assert "never empty" not in ax.get_title()
+    matplotlib.pyplot.close(fig)

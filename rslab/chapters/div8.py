@@ -10,7 +10,8 @@ import functools
 import inspect
 
 import numpy as np
-from scipy.stats import chi2, kstwo, kstwobign
+from scipy.optimize import brentq
+from scipy.stats import chi2, kstwo, kstwobign, ncx2
 
 from rslab import note
 from rslab.numerics import fastlog
@@ -18,7 +19,7 @@ from rslab.numerics.fastlog import DEFAULT_FASTLOG2, FastLog2
 from rslab.numerics.gumbel import get_noise
 from rslab.numerics.rng import all_uniforms
 from rslab.numerics.separation import KS_NULL_MEAN, sample_ks
-from rslab.numerics.stats import validate_sample
+from rslab.numerics.stats import N_BINS, validate_sample
 from rslab.viz import numerics_plots as npl
 from rslab.viz.controls import float_control
 
@@ -317,6 +318,47 @@ def ks_power(ex, n: int, alpha: float = KS_ALPHA, sims: int = 200) -> float:
     """The share of ``sims`` simulated samples of ``n`` draws of the exact law ``ex`` whose KS
     test rejects at level ``alpha`` (``separation.sample_ks`` against ``scipy``'s ``kstwo``)."""
     return float(np.mean(sample_ks(ex.sorted_g, n, sims=sims) > kstwo.isf(alpha, n)))
+
+
+def chi2_power(lam: float, n: float, alpha: float = KS_ALPHA) -> float:
+    """The probability that the 64-bin χ² of ``n`` draws rejects at level ``alpha`` a law of
+    noncentrality ``lam`` per draw (noncentral χ² with 63 degrees of freedom and ``n·lam``)."""
+    dof = N_BINS - 1
+    return float(ncx2.sf(chi2.isf(alpha, dof), dof, n * lam))
+
+
+def chi2_n_for_power(lam: float, power: float, alpha: float = KS_ALPHA) -> float:
+    """The number of draws at which the 64-bin χ² at level ``alpha`` rejects a law of
+    noncentrality ``lam`` with probability ``power`` (``alpha < power < 1``)."""
+    if not (alpha < power < 1) or lam <= 0:
+        raise ValueError(f"power must lie in ({alpha}, 1) and lam be > 0, got {power}, {lam}")
+    hi = 1.0 / lam
+    while chi2_power(lam, hi, alpha) < power:
+        hi *= 2
+    return float(brentq(lambda n: chi2_power(lam, n, alpha) - power, 0.0, hi, xtol=1e-6 * hi))
+
+
+def top_first_log_error(name: str = "div8", q: float = 0.999,
+                        log2: FastLog2 = DEFAULT_FASTLOG2) -> dict:
+    """For the lattice uniforms in the top ``1 − q`` (where t is tiny): the range of the first
+    log's input ``u·c`` and the largest absolute error of ``fl(u·c)`` there."""
+    u = all_uniforms()
+    top = u[u >= np.quantile(u, q)]
+    uc = get_noise(name, log2=log2).trace(top)["uc"]
+    err = np.abs(log2(uc).astype(np.float64) - np.log2(uc.astype(np.float64)))
+    return {"uc_min": float(uc.min()), "uc_max": float(uc.max()), "max_error": float(err.max()),
+            "max_abs_log": float(np.abs(np.log2(uc.astype(np.float64))).max())}
+
+
+def zeros_check(summary: dict) -> dict:
+    """How much the scaled pipeline's exact zero count tells beyond the fitted plateau
+    prediction (``calibration.default_summary``): their ratio (the lattice law of t against
+    the ideal on the plateau), and how far the note's count lies from either, in Poisson
+    standard deviations."""
+    exact, pred = float(summary["exact_zeros"]), float(summary["plateau_prediction"])
+    seen = float(summary["note_zeros"])
+    return {"ratio": exact / pred, "note_sigma_exact": (seen - exact) / np.sqrt(exact),
+            "note_sigma_pred": (seen - pred) / np.sqrt(pred)}
 
 
 def sample_ks_mean(ex, n: int) -> float:

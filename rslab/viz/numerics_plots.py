@@ -90,13 +90,21 @@ def plot_tails(ys, tails: dict, ideal):
 
 
 def plot_plateau_mass(ks, ideal, lattice, n: int = note.SAMPLES):
-    """Expected plateau hits of the second log, ``n·P(fl(t/k) = 0)``, against the divisor ``k``."""
+    """Expected plateau hits of the second log, ``n·P(fl(t/k) = 0)``, against the divisor ``k``;
+    a divisor with no lattice hit (0, off a log axis) gets a triangle on the axis."""
     fig, ax = plt.subplots(figsize=(WIDTH, 3.4))
-    ax.semilogy(ks, np.asarray(ideal) * n, "-", label="ideal law of t")
-    ax.semilogy(ks, np.where(np.asarray(lattice) > 0, np.asarray(lattice) * n, np.nan), "o",
-                label="2^24 lattice (exact)")
+    ideal, lattice = np.asarray(ideal) * n, np.asarray(lattice) * n
+    ax.semilogy(ks, ideal, "-", label="ideal law of t")
+    (dots,) = ax.semilogy(ks, np.where(lattice > 0, lattice, np.nan), "o",
+                          label="2^24 lattice (exact)")
+    none = lattice == 0
+    if none.any():
+        floor = 0.2 * float(np.min(np.concatenate([ideal[ideal > 0], lattice[lattice > 0]])))
+        ax.plot(np.asarray(ks)[none], np.full(none.sum(), floor), "v", color=dots.get_color(),
+                ms=8, clip_on=False, label="no lattice draw hits it (0)")
+        ax.set_ylim(bottom=floor)
     ax.set(xlabel="divisor k", ylabel=f"plateau hits per {n:,} draws",
-           title="the second log's plateau: moved, made light, never empty")
+           title="the second log's plateau: moved to t ≈ k and made light")
     ax.legend(fontsize=SMALL, loc="upper right")
     ax.grid(alpha=0.3, which="both")
     fig.tight_layout()
