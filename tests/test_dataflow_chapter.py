@@ -52,7 +52,7 @@ def test_the_online_block_first_shrinks_at_the_b_knee_and_wins_there():
 
 
 def test_with_one_valu_slot_the_conflict_costs_nothing():
-    """The VALU binds the landing pass on one slot: (a) ties (a′), both ahead of (b), (c)."""
+    """On one VALU slot the relayout saves nothing: (a) ties (a′), both ahead of (b), (c)."""
     got = dt.sweep("valu", [1], CONFIG)[1]
     assert got["a"] == got["a'"] < min(got["b"], got["c"])
     assert ch.winner_text(got) == "(a) and (a′), tied"
