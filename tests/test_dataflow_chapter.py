@@ -8,6 +8,7 @@ import pytest
 
 from rslab.chapters import dataflow as ch
 from rslab.kernels.studies import dataflow_table as dt
+from rslab.kernels.studies.sumexp import emit_sumexp
 from rslab.machine import MachineConfig
 
 CONFIG = MachineConfig()
@@ -43,6 +44,26 @@ def test_the_online_block_first_shrinks_at_the_b_knee_and_wins_there():
     assert [records[L]["block"] for L in (13, 32, 40)] == [8, 8, 4]
     assert dt.winner(records[40]["measured"]) == "c"
     assert records[13]["measured"]["c"] > records[13]["measured"]["a'"]
+    # the FIFO does not force the shorter block: the eight-vector block's bound is below it
+    eight = emit_sumexp("c", dt.ROW_VOCAB, CONFIG).passes[0]
+    assert eight.per_iteration == 8
+    assert ch.block_bound(eight, CONFIG, 40) < records[40]["measured"]["c"]
+    assert ch.block_bound(eight, CONFIG, 13) == max(dt.pass_bounds(eight, CONFIG).values())
+
+
+def test_with_one_valu_slot_the_conflict_costs_nothing():
+    """On one VALU slot the relayout saves nothing: (a) ties (a′), both ahead of (b), (c)."""
+    got = dt.sweep("valu", [1], CONFIG)[1]
+    assert got["a"] == got["a'"] < min(got["b"], got["c"])
+    assert ch.winner_text(got) == "(a) and (a′), tied"
+
+
+def test_the_page_words_latencies_and_winners():
+    assert ch.latencies_text([40]) == "latency 40"
+    assert ch.latencies_text([40, 36, 38, 39]) == "latencies 36 and 38–40"
+    assert ch.latencies_text([1, 2]) == "latencies 1–2"
+    assert ch.winner_text({"a'": 7.0, "c": 6.75}) == "(c)"
+    assert ch.winner_text({"a'": 6.75, "b": 7.0, "c": 6.75}) == "(a′) and (c), tied"
 
 
 @pytest.mark.heavy

@@ -1,8 +1,6 @@
 """The *Dataflow choice* chapter: its tables, the SFU-latency story over the whole slider, and
 the machine sweeps, extended live one value at a time."""
 
-import re
-
 from rslab.kernels.studies import dataflow_table as dt
 from rslab.kernels.studies.sumexp import VARIANTS, emit_sumexp
 from rslab.scale import by_scale
@@ -51,7 +49,7 @@ def grid_text(grid: list[int]) -> str:
 
 
 def latencies_text(latencies: list[int]) -> str:
-    """Latencies as runs: ``36–40`` for consecutive ones, joined with commas and "and"."""
+    """Latencies as runs, with their noun: "latency 40", "latencies 36, 38–40 and 42"."""
     runs = []
     for latency in sorted(latencies):
         if runs and latency == runs[-1][1] + 1:
@@ -59,7 +57,18 @@ def latencies_text(latencies: list[int]) -> str:
         else:
             runs.append([latency, latency])
     parts = [f"{a}" if a == b else f"{a}–{b}" for a, b in runs]
-    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+    if len(latencies) == 1:
+        return f"latency {parts[0]}"
+    return "latencies " + (parts[0] if len(parts) == 1
+                           else ", ".join(parts[:-1]) + " and " + parts[-1])
+
+
+def winner_text(per_variant: dict) -> str:
+    """``dt.winner`` in words: "(c)", or "(a′) and (c), tied"."""
+    names = ["(" + v.replace("'", "′") + ")" for v in dt.winner(per_variant).split("=")]
+    if len(names) == 1:
+        return names[0]
+    return ", ".join(names[:-1]) + " and " + names[-1] + ", tied"
 
 
 def latency_records(grid, config, vocab: int = dt.ROW_VOCAB) -> dict:
@@ -84,19 +93,15 @@ def latency_records(grid, config, vocab: int = dt.ROW_VOCAB) -> dict:
     return out
 
 
-def block_refusal(block: int, config, vocab: int = dt.ROW_VOCAB) -> str | None:
-    """Why the scheduler finds no schedule for dataflow (c) with ``block`` packed vectors per
-    block on ``config`` (its search window and the reason at each II it tried, shortened to
-    the distinct reasons), or None when it finds one."""
-    try:
-        emit_sumexp("c", vocab, config, unroll=(block,))
-    except ValueError as exc:
-        found = re.search(r"no modulo schedule up to II = (\d+): \{(.*)\}", str(exc))
-        if not found:
-            raise
-        reasons = sorted(set(re.findall(r"'([A-Za-z ]+) at", found.group(2))))
-        return f"no modulo schedule up to II {found.group(1)}: " + ", ".join(reasons)
-    return None
+def block_bound(p, config, latency: int) -> float:
+    """The resource bound, in cycles per packed vector, of pass ``p`` (scheduled on
+    ``config``) at SFU latency ``latency``: its ops do not change with the latency, its
+    FIFO need does (``dt.pass_bounds``)."""
+    b = dt.pass_bounds(p, config)
+    if "fifo" in b:
+        held = config.latency["sfu"] + config.latency["pop"]
+        b["fifo"] *= (latency + config.latency["pop"]) / held
+    return max(b.values())
 
 
 def fifo_knee(variant: str, config, vocab: int = dt.ROW_VOCAB) -> int:
@@ -187,7 +192,7 @@ def sweep_figure(param: str, data: dict, config, vocab: int = dt.ROW_VOCAB):
         ordered = {v: data[v] for v in sorted(data)}
         fig = dp.draw_sweep(ordered, value, xlabel=dt.SWEEPS[param])
         here = ordered[value]
-        return fig, (f"{dt.SWEEPS[param]} = {value}: fastest {dt.winner(here)} at "
+        return fig, (f"{dt.SWEEPS[param]} = {value}: fastest {winner_text(here)} at "
                      f"{min(here.values()):g} cycles per packed vector")
 
     return draw
