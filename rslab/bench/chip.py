@@ -19,7 +19,13 @@ import time
 from rslab.bench.registry import benchmark
 from rslab.executors import make_executor
 from rslab.fixtures import first_reject_inputs, sampled_inputs
-from rslab.kernels.sampler.chip_curves import curve_point, curve_points, grid, scaling_end
+from rslab.kernels.sampler.chip_curves import (
+    TARGETS,
+    curve_point,
+    curve_points,
+    grid,
+    scaling_end,
+)
 from rslab.kernels.sampler.chip_run import run_chip_sampler
 from rslab.numerics.fastlog import fast_exp2
 from rslab.numerics.split_effect import merge_orders, order_changes
@@ -31,8 +37,6 @@ TABLE_KEYS = ("name", "R", "cores", "mode", "cycles", "bound_cycles", "ratio", "
               "tokens_per_kcycle", "tokens_match_reference")
 MERGE_KEYS = ("name", "merge", "cycles", "bound_cycles", "ratio", "exchange_cycles",
               "tokens_match_reference")
-TARGETS = {"latency": ("first-reject", 2, 32, "sequential", 1.5),
-           "throughput": ("all-accept", 64, 64, "sequential", 1.3)}
 
 
 def merge_change(vocab: int, rows: int, seed: int = 0) -> dict:

@@ -18,8 +18,10 @@ from __future__ import annotations
 import numpy as np
 
 from rslab import memo
+from rslab.chapters.prose import significant
 from rslab.executors import make_executor
 from rslab.fixtures import VOCAB, first_reject_inputs, sampled_inputs
+from rslab.kernels.sampler import chip_curves
 from rslab.kernels.sampler.chip_curves import curve_points, scaling_end
 from rslab.kernels.sampler.chip_run import run_chip_sampler
 from rslab.kernels.sampler.run import run_sampler
@@ -309,10 +311,11 @@ def merge_argmax(row, cores: int) -> int:
     return best
 
 
-TARGETS = (("first-reject", 2, 32, 1.5), ("all-accept", 64, 64, 1.3))
-"""The chip program's design targets, in sequential mode: (test point, R, cores, the most
-cycles / the chip's bound). The first is latency (the note's first-step reject), the second
-throughput (all-accept at R = 64, which only the bench's grid computes)."""
+TARGETS = tuple((n, R, C, t) for n, R, C, _, t in chip_curves.TARGETS.values())
+"""The chip program's design targets (:data:`rslab.kernels.sampler.chip_curves.TARGETS`, in
+sequential mode): (test point, R, cores, the most cycles / the chip's bound). The first is
+latency (the note's first-step reject), the second throughput (all-accept at R = 64, which
+only the bench's grid computes)."""
 
 
 def targets(points) -> list[dict]:
@@ -327,11 +330,7 @@ def targets(points) -> list[dict]:
 def upper_text(x: float) -> str:
     """``x`` rounded up to one significant digit, as ``"4e-05"``: an upper bound that prints
     no less than ``x`` (``f"{x:.0e}"`` can round down)."""
-    text = f"{x:.0e}"
-    if float(text) >= x:
-        return text
-    digit, exponent = (int(t) for t in text.split("e"))
-    digit, exponent = (1, exponent + 1) if digit == 9 else (digit + 1, exponent)
+    digit, exponent = significant(x, 1, rounding="up")
     return f"{digit}e{exponent:+03d}"
 
 

@@ -29,9 +29,10 @@ def significant(x: float, digits: int, rounding: str = "nearest") -> tuple[Decim
         raise ValueError(f"rounding must be one of {sorted(ROUNDING)}, got {rounding!r}")
     value = Decimal(repr(float(x)))
     exponent = value.adjusted()
-    mantissa = value.scaleb(-exponent).quantize(Decimal(1).scaleb(1 - digits), ROUNDING[rounding])
-    if mantissa >= 10:
-        mantissa, exponent = (mantissa / 10).quantize(mantissa.scaleb(-1)), exponent + 1
+    step = Decimal(1).scaleb(1 - digits)
+    mantissa = value.scaleb(-exponent).quantize(step, ROUNDING[rounding])
+    if mantissa >= 10:  # 9.96 up to 10.0: 1.00 of the next power
+        mantissa, exponent = (mantissa / 10).quantize(step), exponent + 1
     return mantissa, exponent
 
 

@@ -48,6 +48,12 @@ def _chip(settings) -> ChipConfig:
     return ChipConfig().with_(**dict(settings))
 
 
+TARGETS = {"latency": ("first-reject", 2, 32, "sequential", 1.5),
+           "throughput": ("all-accept", 64, 64, "sequential", 1.3)}
+"""The chip program's design targets: (test point, R, cores, mode, the most cycles / the
+chip's bound): latency at the note's first-step reject, throughput at all-accept, R = 64."""
+
+
 @memo.cached
 def curve_point(name: str, R: int, cores: int, mode: str, vocab: int, merge: str = "max-first",
                 settings: tuple = (), seed: int = 0, guess: str = "reject") -> dict:
