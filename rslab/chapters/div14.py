@@ -132,11 +132,38 @@ def lambda_parts_rows(divisors, log2: FastLog2 = DEFAULT_FASTLOG2) -> list[dict]
 
 
 def edge_caption(k: float) -> str:
-    """The edge slider's caption: Div-k's λ, its parts and the edges' prediction."""
+    """The edge slider's caption: Div-k's λ, its parts and the edges' prediction, flagged
+    where the prediction does not apply (an atom on a bin edge) or misses (straddling edges)."""
     m = edge_mechanism(float(k))
-    return (f"{m['name']}: λ = {m['lam']:.3e} (first log {m['lam_first']:.2e}, second log "
+    text = (f"{m['name']}: λ = {m['lam']:.3e} (first log {m['lam_first']:.2e}, second log "
             f"{m['lam_second']:.2e}, cross {m['cross']:+.2e}); from the 63 edge errors "
-            f"{m['lam_predicted']:.3e}")
+            f"{m['lam_predicted']:.3e} ({m['lam_predicted'] / m['lam'] - 1:+.1%})")
+    if atom_on_edge(float(k)):
+        return text + ": its plateau atom lies on a bin edge, which the edge errors do not see"
+    straddle = straddling_edges(float(k))
+    if straddle:
+        return text + (f": {len(straddle)} edge(s) across a segment boundary, where the "
+                       "error at t_e/k is the wrong segment's")
+    return text
+
+
+def edge_prediction_scope(divisors, log2: FastLog2 = DEFAULT_FASTLOG2) -> dict:
+    """How well the 63 edge errors predict λ over ``divisors``, by kind of divisor: the
+    largest relative miss where no atom lies on a bin edge and no edge straddles a segment
+    boundary (``clean``), where some edge straddles (``straddling``), and the smallest
+    exact-over-predicted ratio where the atom lies on an edge (``on_edge``); the divisors of
+    each kind."""
+    lam = search.lambda_by_divisor(tuple(divisors), log2)
+    kinds = {"clean": [], "straddling": [], "on_edge": []}
+    for k, exact in zip(divisors, lam, strict=True):
+        kind = ("on_edge" if atom_on_edge(k, log2)
+                else "straddling" if straddling_edges(k, log2) else "clean")
+        kinds[kind].append((float(k), float(exact), predicted_lambda(k, log2)))
+    miss = {kind: max((abs(p / e - 1) for _, e, p in rows), default=0.0)
+            for kind, rows in kinds.items() if kind != "on_edge"}
+    ratio = min((e / p for _, e, p in kinds["on_edge"]), default=float("nan"))
+    return {"clean": miss["clean"], "straddling": miss["straddling"], "on_edge": ratio,
+            "divisors": {kind: [k for k, _, _ in rows] for kind, rows in kinds.items()}}
 
 
 def draw_edges(k: float, reference: float = search.BASELINE):
@@ -347,6 +374,30 @@ def chi2_resolved_text(result) -> str:
                "the verdict is the same."))
 
 
+def order_right(pair: dict) -> float:
+    """From ``pair_separation``: the chance that the pooled χ² orders the two divisors as
+    their exact λ do."""
+    return pair["b_below"] if pair["dlam"] < 0 else 1 - pair["b_below"]
+
+
+def smallest_lambda_text(result) -> str:
+    """What decided the finals for the finalist of smallest exact λ: it won; or it had the
+    best pooled χ² and lost on the KS rank; or the pooled χ² did not rank it first either."""
+    rows = {r["divisor"]: r for r in ranking_rows(result.finals)}
+    s = min(result.finals, key=lambda r: r["lam"])
+    r = rows[s["name"]]
+    if s["name"] == result.finals[0]["name"]:
+        return f"The finalist of smallest exact λ, {s['name']}, wins."
+    if r["χ² rank"] == "1":
+        return (f"The finalist of smallest exact λ, {s['name']}, has the best pooled χ² but KS "
+                f"rank {r['KS rank']} (its plateau atom: "
+                f"{plateau_atom(parse_divisor(s['name'])):.1e}): the KS half, not χ² noise, "
+                "costs it the win.")
+    return (f"The finalist of smallest exact λ, {s['name']}, has χ² rank {r['χ² rank']} and KS "
+            f"rank {r['KS rank']}: at this sample size the pooled χ² does not rank it first "
+            "either.")
+
+
 def seed_correlation(result, a: str, b: str) -> float:
     """The correlation over the finals' seeds of two finalists' per-seed KS distances (they
     share their uniforms, so their sampling errors move together)."""
@@ -413,12 +464,30 @@ def knob_study(knob: str, values, divisors: tuple = KNOB_DIVISORS,
     return {v: sp.knob_landscape(log2.replace(**{knob: v}), divisors) for v in values}
 
 
-def winners_text(study: dict, divisors: tuple = KNOB_DIVISORS) -> str:
-    """Each winner of a ``knob_study`` with the values it wins at, runs of consecutive
-    integers joined ("div9 at 5–6 and 8–16 bits")."""
-    by = {}
+TIE = 1e-3
+"""Divisors whose λ lie within this relative margin of the smallest tie for it."""
+
+
+def knob_winners(study: dict, divisors: tuple = KNOB_DIVISORS, tie: float = TIE) -> dict:
+    """Per value of a ``knob_study``: the divisors of smallest λ, all those within ``tie``
+    (relative) of the smallest, smallest first."""
+    out = {}
     for v, lam in study.items():
-        by.setdefault(search.divisor_name(divisors[int(np.argmin(lam))]), []).append(v)
+        lam = np.asarray(lam)
+        near = [i for i in np.argsort(lam, kind="stable") if lam[i] <= lam.min() * (1 + tie)]
+        out[v] = tuple(search.divisor_name(divisors[i]) for i in near)
+    return out
+
+
+def winners_text(study: dict, divisors: tuple = KNOB_DIVISORS, tie: float = TIE) -> str:
+    """Each winner of a ``knob_study`` with the values it wins at, runs of consecutive
+    integers joined ("div9 at 5–6 and 8–16 bits"); a tie within ``tie`` said as one
+    ("div8 and div16, tied within 0.1 %, at 4 bits")."""
+    by = {}
+    for v, names in knob_winners(study, divisors, tie).items():
+        margin = f"{tie:.1%}".replace("%", " %")
+        label = names[0] if len(names) == 1 else f"{_and(names)}, tied within {margin},"
+        by.setdefault(label, []).append(v)
     parts = []
     for name, values in sorted(by.items(), key=lambda kv: -len(kv[1])):
         items, start = [], values[0]
@@ -455,7 +524,9 @@ def knob_figure(knob: str, divisors: tuple = KNOB_DIVISORS):
         value = int(setting[knob])
         cfg = DEFAULT_FASTLOG2.replace(**{knob: value})
         fig = sp.draw_knob_frame(cfg, tuple(divisors), f"{knob} = {value}")
-        return fig, f"{knob} = {value}: smallest λ at {best_divisor(cfg, divisors)}"
+        names = knob_winners({value: sp.knob_landscape(cfg, tuple(divisors))}, divisors)[value]
+        tied = f" (tied within {TIE:.1%})".replace("%", " %") if len(names) > 1 else ""
+        return fig, f"{knob} = {value}: smallest λ at {_and(names)}{tied}"
     return draw
 
 
