@@ -48,9 +48,10 @@ Write ``p_i = w_i/W``, ``π_b = W_b/W`` (exact block masses), ``ρ_l = w_l/W_b``
 * The quanta of a level lie in ``2^F ≤ S < n·2^(F+1)`` (the largest value alone; every
   value just below ``2^(F+1)``). K is convex in S (its terms in ``1/(S − n)`` fall, the
   lattice's ``n·S/L²`` rises), so over that range it is largest at one end:
-  ``K*(n) = max(K(n, 2^F), K(n, n·2^(F+1)))`` (:func:`worst_level_bound`). At F = 62,
-  b = 96 the first is the larger (``n·2^63 ≤ 2^74`` stays far below ``2^96``); a uniform
-  of fewer than about ``F + (log2(n) + 1)/2`` bits puts the worst at the top end.
+  ``K*(n) = max(K(n, 2^F), K(n, n·2^(F+1)))`` (:func:`worst_level_bound`). The smallest
+  S is the worse end once ``b ≥ F + (log2(n) + 1)/2`` (where the lattice's term at the top
+  end, ``n·S_top/2^(2b)``, falls below the quantisation's at the smallest): at F = 62 and
+  b = 96, for every n below 2^67; a narrower uniform puts the worst at the top end.
 * The block level: χ² is a squared norm, ``‖x‖²_π = Σ x_b²/π_b``, so with
   ``π'/π ≤ (1+γ)/(1−γ)``: ``√χ²(π̂ ‖ π) ≤ √((1+γ)/(1−γ)·K*(n_b)) + γ/(1−γ)``.
 * The two levels: ``1 + χ²(P ‖ p) = Σ_b (π̂_b²/π_b)(1 + χ²(ρ̂_b ‖ ρ_b))``, so
