@@ -138,8 +138,25 @@ def test_the_notes_top_bin_holds_one_64th_of_the_ideal_noise():
 
 
 def test_the_reference_normalises_by_a_reciprocal_not_a_divide():
-    reciprocal, differs = alg.reciprocal_share(random_target_logits(1, 0, 4_000, seed=0))
-    assert reciprocal and 0 < differs < 0.5
+    """p = e·(1/s) bit for bit; the share that differs from e/s varies from row to row (about
+    1 % to 52 % over 40 rows) with the rounding error of 1/s."""
+    from scipy.stats import spearmanr
+
+    rows = random_target_logits(40, 0, 4_000, seed=0)[:, 0]
+    reciprocal, differs, error = alg.reciprocal_shares(rows)
+    assert reciprocal and differs.shape == (40,) and differs.min() > 0
+    assert differs.min() < 0.05 and differs.max() > 0.4
+    assert spearmanr(error, differs).statistic > 0.9
+
+
+def test_div8s_top_bin_shortfall_shows_at_ten_to_the_nine_not_at_two_to_the_twenty():
+    """Under div8 the note's top bin holds ~99.84 % of its ideal share: at 2^20 samples that
+    adds ~0.04 to the expected χ², at 10^9 ~39 (a ~6σ deficit on the bin)."""
+    share, lam = alg.top_bin_lambda("div8")
+    assert 0.998 < share < 0.999
+    assert note.SAMPLES * lam < 0.1 and 30 < note.CHI2_SAMPLES * lam < 50
+    exact_share, exact_lam = alg.top_bin_lambda("exact")
+    assert abs(exact_share - 1) < 1e-3 and note.CHI2_SAMPLES * exact_lam < 1
 
 
 def test_div8s_tail_falls_short_from_about_ten_and_the_flat_target_lies_there():
@@ -173,3 +190,15 @@ def test_the_notes_chosen_divisor_loses_the_same_rank2_tokens_as_div8():
     lost = [alg.never_drawn(zipf, hi - lo) for lo, hi in
             (alg.noise_range(n) for n in ("div8", f"div{note.BEST_DIVISOR:g}"))]
     assert lost[0] == lost[1] and lost[0][0] > 0
+
+
+def test_the_threshold_follows_from_the_bound_printed_with_four_digits():
+    """The intro gives n = 2a²/χ² with the bound to four digits: recomputing from that figure
+    gives the printed threshold; from the rounded-up 1.9 × 10⁻¹³ it would not."""
+    rec = intro.recommended()
+    printed = intro.sci(rec["samples"], 3, rounding="down")
+    four = float(f"{rec['bound']:.4g}")
+    assert intro.sci(samples_no_test_sees(four, rec["advantage"]), 3, rounding="down") == printed
+    mantissa, exponent = intro.significant(rec["bound"], 2, "up")
+    up = float(mantissa) * 10.0**exponent
+    assert up > rec["bound"] and intro.sci(samples_no_test_sees(up), 3, "down") != printed

@@ -6,6 +6,7 @@ from scipy import stats
 from rslab import memo
 from rslab.numerics.gumbel import get_noise
 from rslab.numerics.rng import all_uniforms
+from rslab.numerics.stats import bin_counts
 from rslab.reference import rejection_sample, softmax_numerators, target_probs
 from rslab.viz import sampling_plots as sp
 from rslab.viz.controls import float_control
@@ -96,14 +97,17 @@ def never_drawn(logits, spread: float) -> tuple[int, float]:
         dtype=np.float64))
 
 
-def reciprocal_share(logits) -> tuple[bool, float]:
-    """Whether the reference's probabilities of ``logits`` are ``e · (1/s)``, bit for bit, and
-    the share of them that differ from ``e / s`` (``s`` the float32 sum of the row's ``e``)."""
+def reciprocal_shares(logits) -> tuple[bool, np.ndarray, np.ndarray]:
+    """Whether the reference's probabilities of the rows of ``logits`` are ``e · (1/s)``, bit
+    for bit; per row, the share of them that differ from ``e / s`` (``s`` the float32 sum of
+    the row's ``e``), and the relative rounding error ``|s · fl(1/s) − 1|`` of its reciprocal."""
     logits = np.asarray(logits, np.float32)
     e = softmax_numerators(logits)
     s = e.sum(axis=-1, dtype=np.float32, keepdims=True)
     p = target_probs(logits)
-    return bool(np.array_equal(p, e * (np.float32(1) / s))), float(np.mean(p != e / s))
+    recip = np.float32(1) / s
+    error = np.abs(s.astype(np.float64) * recip.astype(np.float64) - 1)[..., 0]
+    return bool(np.array_equal(p, e * recip)), np.mean(p != e / s, axis=-1), error
 
 
 def shortfall_from(ys, tail, ideal, short: float = 0.05) -> float:
@@ -145,6 +149,17 @@ def top_bin_start(bins: int = NOTE_BINS) -> float:
     """Where the top one of ``bins`` bins that the ideal base-2 Gumbel law fills equally
     starts: the g with P(g ≤ g) = (bins − 1)/bins."""
     return float(-np.log2(-np.log2((bins - 1) / bins)))
+
+
+def top_bin_lambda(name: str, bins: int = NOTE_BINS) -> tuple[float, float]:
+    """The top one of ``bins`` bins that the ideal law fills equally, under the noise pipeline
+    ``name`` (exact over the 2^24-point lattice): its probability as a share of the ideal
+    ``1/bins``, and its part ``bins · (P_top − 1/bins)²`` of the noncentrality: n samples'
+    expected χ² gains n times it from that bin (its deficit in standard deviations is the
+    root of that)."""
+    u = all_uniforms()
+    top = bin_counts(get_noise(name)(u), bins)[-1] / u.size
+    return float(top * bins), float(bins * (top - 1 / bins) ** 2)
 
 
 PATH_LABELS = {"exact": "Exact", "div8": "Fast, div8"}
