@@ -92,3 +92,40 @@ def test_the_latency_grid_covers_the_slider():
     assert ch.grid_text(quick).startswith("the latencies 1, 13, 32, 40 and 41")
     assert ch.grid_text(book).startswith("every latency from 1 to 41")
     assert f"up to {hi}" in ch.grid_text(book)
+
+
+def test_the_bound_past_the_measured_latencies_needs_no_schedule():
+    """``latency_bounds`` scales the FIFO's need from the default latency: it is the bound of
+    the kernels scheduled at each latency, for the two-pass dataflows and a block of (c)."""
+    got = ch.latency_bounds(CONFIG, (5, 60, 100))
+    for L in (5, 60, 100):
+        cfg = dt.config_with("sfu_latency", L, CONFIG)
+        for v in ("a'", "b"):
+            passes = emit_sumexp(v, dt.ROW_VOCAB, cfg).passes
+            assert got[L]["bound"][v] == pytest.approx(
+                sum(max(dt.pass_bounds(p, cfg).values()) for p in passes)), (L, v)
+        block = emit_sumexp("c", dt.ROW_VOCAB, cfg, unroll=(2,)).passes[0]
+        here = emit_sumexp("c", dt.ROW_VOCAB, CONFIG, unroll=(2,)).passes[0]
+        assert ch.needs_at(here, CONFIG, L) == pytest.approx(dt.pass_bounds(block, cfg)), L
+
+
+def test_from_latency_47_the_fifo_binds_the_online_pass_whatever_its_block():
+    lo, hi = ch.SWEEP_RANGES["sfu_latency"]
+    bounds = ch.latency_bounds(CONFIG, range(lo, hi + 1))
+    assert [L for L in bounds if bounds[L]["c_fifo_every_block"]] == list(range(47, hi + 1))
+    for L, rec in bounds.items():
+        for v in ("a'", "b"):
+            assert (rec["binds"][v] == "fifo") == (L >= ch.fifo_knee(v, CONFIG)), (L, v)
+        assert rec["bound"]["a"] == pytest.approx(rec["bound"]["a'"] + 2), L
+        if L > 41:
+            assert rec["bound"]["c"] < min(rec["bound"][v] for v in ("a", "a'", "b")), L
+    assert bounds[hi]["bound"]["c"] == pytest.approx(17 * (hi + 1) / 128)
+    table = ch.bounds_table(bounds, [13, 100], {13})
+    assert "| 100 | 14.62 | 14.62 | 13.41 |" in table and "no (bound only)" in table
+
+
+def test_the_tables_name_the_dataflows_as_the_prose_does():
+    rows = dt.dataflow_table(CONFIG, 256 * 16, variants=("a'", "a (conflict-unaware schedule)"))
+    table = ch.cycles_table(rows)
+    assert "| (a′) |" in table and "(a), conflict-unaware schedule" in table
+    assert "a'" not in table and "(a (conflict" not in table

@@ -2,6 +2,7 @@
 the machine sweeps, extended live one value at a time."""
 
 from rslab.kernels.studies import dataflow_table as dt
+from rslab.kernels.studies.kernel import UNROLLS
 from rslab.kernels.studies.sumexp import VARIANTS, emit_sumexp
 from rslab.scale import by_scale
 from rslab.viz import dataflow_plots as dp
@@ -65,7 +66,7 @@ def latencies_text(latencies: list[int]) -> str:
 
 def winner_text(per_variant: dict) -> str:
     """``dt.winner`` in words: "(c)", or "(a′) and (c), tied"."""
-    names = ["(" + v.replace("'", "′") + ")" for v in dt.winner(per_variant).split("=")]
+    names = [dp.name(v) for v in dt.winner(per_variant).split("=")]
     if len(names) == 1:
         return names[0]
     return ", ".join(names[:-1]) + " and " + names[-1] + ", tied"
@@ -93,15 +94,61 @@ def latency_records(grid, config, vocab: int = dt.ROW_VOCAB) -> dict:
     return out
 
 
-def block_bound(p, config, latency: int) -> float:
-    """The resource bound, in cycles per packed vector, of pass ``p`` (scheduled on
-    ``config``) at SFU latency ``latency``: its ops do not change with the latency, its
-    FIFO need does (``dt.pass_bounds``)."""
+def needs_at(p, config, latency: int) -> dict:
+    """``dt.pass_bounds`` of pass ``p`` (scheduled on ``config``) at SFU latency ``latency``:
+    its ops do not change with the latency, its FIFO need does, in proportion to the cycles
+    each result holds an entry (latency + pop)."""
     b = dt.pass_bounds(p, config)
     if "fifo" in b:
         held = config.latency["sfu"] + config.latency["pop"]
         b["fifo"] *= (latency + config.latency["pop"]) / held
-    return max(b.values())
+    return b
+
+
+def block_bound(p, config, latency: int) -> float:
+    """The resource bound, in cycles per packed vector, of pass ``p`` at SFU latency
+    ``latency`` (``needs_at``)."""
+    return max(needs_at(p, config, latency).values())
+
+
+def latency_bounds(config, latencies, vocab: int = dt.ROW_VOCAB) -> dict:
+    """Per SFU latency, without scheduling at it: each dataflow's resource bound in cycles
+    per packed vector (summed over its passes; (c)'s is its lowest over the blocks the study
+    tries), what binds its sum or online pass, and whether the FIFO binds (c) whatever its
+    block. From the passes scheduled at ``config``'s latency (``needs_at``)."""
+    kernels = {v: emit_sumexp(v, vocab, config).passes for v in ("a", *TWO_PASS[1:])}
+    blocks = [emit_sumexp("c", vocab, config, unroll=(u,)).passes[0] for u in UNROLLS]
+    out = {}
+    for latency in latencies:
+        rec = {"bound": {}, "binds": {}}
+        for v, passes in kernels.items():
+            rec["bound"][v] = sum(block_bound(p, config, latency) for p in passes)
+            rec["binds"][v] = dt.binding_of(needs_at(passes[-1], config, latency))
+        needs = [needs_at(p, config, latency) for p in blocks]
+        best = min(range(len(blocks)), key=lambda i: max(needs[i].values()))
+        rec["bound"]["c"] = max(needs[best].values())
+        rec["binds"]["c"] = dt.binding_of(needs[best])
+        rec["block"] = blocks[best].per_iteration
+        rec["c_fifo_every_block"] = all(dt.binding_of(n) == "fifo" for n in needs)
+        out[latency] = rec
+    return out
+
+
+def bounds_table(bounds: dict, latencies, computed) -> str:
+    """``latency_bounds`` at ``latencies``: the bound of (a′), (b) and (c), what binds, and
+    whether the page scheduled and measured that latency (``computed``)."""
+    records = []
+    for latency in latencies:
+        rec = bounds[latency]
+        records.append({
+            "SFU latency (cycles)": str(latency),
+            **{f"{dp.name(v)} bound": f"{rec['bound'][v]:.2f}" for v in ("a'", "b", "c")},
+            "(a′), (b) sum pass bound by": " / ".join(
+                " = ".join(RESOURCES[r] for r in rec["binds"][v].split("="))
+                for v in ("a'", "b")),
+            "(c) bound by": " = ".join(RESOURCES[r] for r in rec["binds"]["c"].split("=")),
+            "Measured on this page": "yes" if latency in computed else "no (bound only)"})
+    return markdown_table(records, fmt=lambda _, v: str(v))
 
 
 def fifo_knee(variant: str, config, vocab: int = dt.ROW_VOCAB) -> int:
@@ -126,8 +173,9 @@ def binding_text(binding: str) -> str:
 
 def cycles_table(rows) -> str:
     """The measured table: bound, schedule and simulation per packed vector, and the row."""
-    records = [{"dataflow": r.variant, "bound": f"{r.bound:.2f}", "scheduled": f"{r.scheduled:.2f}",
-                "measured": f"{r.measured:.2f}", "row": f"{r.cycles:,}",
+    records = [{"dataflow": dp.name(r.variant), "bound": f"{r.bound:.2f}",
+                "scheduled": f"{r.scheduled:.2f}", "measured": f"{r.measured:.2f}",
+                "row": f"{r.cycles:,}",
                 "binds": binding_text(r.binding)} for r in rows]
     heads = {"dataflow": "Dataflow", "bound": "Bound (cycles per vector)",
              "scheduled": "Schedule (cycles per vector)",
@@ -138,7 +186,7 @@ def cycles_table(rows) -> str:
 
 def checks_table(rows) -> str:
     """The same rows' footprint, stalls and check against NumPy."""
-    records = [{"dataflow": r.variant, "vmem": f"{r.vmem_bytes / 1024:,.0f}",
+    records = [{"dataflow": dp.name(r.variant), "vmem": f"{r.vmem_bytes / 1024:,.0f}",
                 "regs": str(r.vector_registers),
                 "stalls": ", ".join(f"{k} {v:,}" for k, v in r.stalls.items()) or "none",
                 "max": "yes" if r.max_exact else "NO",
@@ -169,7 +217,7 @@ def needs_table(need: dict) -> str:
     records = []
     for (v, name), b in need.items():
         top = max(b.values())
-        cells = {"Dataflow": v, "Pass": PASSES[name]}
+        cells = {"Dataflow": dp.name(v), "Pass": PASSES[name]}
         for r in cols:
             text = f"{b[r]:.2f}" if r in b else "–"
             cells[RESOURCES[r].capitalize() if r == "recurrence" else RESOURCES[r]] = \

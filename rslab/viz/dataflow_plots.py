@@ -7,6 +7,14 @@ from rslab.machine.config import MachineConfig
 
 COLORS = {"a": "tab:red", "a (conflict-unaware schedule)": "tab:pink", "a'": "tab:green",
           "b": "tab:blue", "c": "tab:purple"}
+NAMES = {"a": "(a)", "a (conflict-unaware schedule)": "(a), conflict-unaware schedule",
+         "a'": "(a′)", "b": "(b)", "c": "(c)"}
+"""Each dataflow's name as the chapter's prose writes it."""
+
+
+def name(variant: str) -> str:
+    """``variant``'s name as the prose writes it: "a'" is "(a′)"."""
+    return NAMES.get(variant, variant)
 
 
 def _color(variant):
@@ -23,7 +31,8 @@ def plot_cycles(rows, note_choice: str = "b"):
     ax.plot([r.bound for r in rows], y, "k|", markersize=18, mew=2, label="resource bound")
     for i, r in enumerate(rows):
         ax.text(r.measured + 0.1, i, f"{r.measured:g}", va="center")
-    ax.set_yticks(y, [n + (" (the note's choice)" if n == note_choice else "") for n in names])
+    ax.set_yticks(y, [name(n) + (" (the note's choice)" if n == note_choice else "")
+                      for n in names])
     ax.invert_yaxis()
     ax.set_xlabel("cycles per packed BF16 vector (256 elements)")
     ax.set_xlim(0, max(r.measured for r in rows) * 1.25)
@@ -59,7 +68,7 @@ def draw_sweep(data: dict, value, *, xlabel: str):
                                       gridspec_kw={"width_ratios": [1, 1.5]})
     here = data[value]
     best = min(here.values())
-    left.bar(variants, [here[v] for v in variants],
+    left.bar([name(v) for v in variants], [here[v] for v in variants],
              color=[_color(v) for v in variants],
              edgecolor=["black" if np.isclose(here[v], best) else "none" for v in variants],
              linewidth=2)
@@ -71,7 +80,7 @@ def draw_sweep(data: dict, value, *, xlabel: str):
     left.set_ylim(0, top)
     marker = "o-" if len(values) <= 12 else "-"
     for v in variants:
-        right.plot(values, [data[x][v] for x in values], marker, color=_color(v), label=v)
+        right.plot(values, [data[x][v] for x in values], marker, color=_color(v), label=name(v))
     right.axvline(value, color="gray", ls="--")
     right.set_xlabel(xlabel)
     right.set_ylim(0, top)
@@ -86,9 +95,9 @@ def plot_online_unroll(per_unroll: dict, reference: dict):
     """(c)'s cycles per packed vector against its block size, with the other dataflows as lines."""
     fig, ax = plt.subplots(figsize=(7, 3.2))
     xs = list(per_unroll)
-    ax.plot(xs, [per_unroll[x] for x in xs], "o-", color=_color("c"), label="c (online)")
+    ax.plot(xs, [per_unroll[x] for x in xs], "o-", color=_color("c"), label="(c) online")
     for v, c in reference.items():
-        ax.axhline(c, color=_color(v), ls="--", label=v)
+        ax.axhline(c, color=_color(v), ls="--", label=name(v))
     ax.set_xscale("log", base=2)
     ax.set_xticks(xs, [str(x) for x in xs])
     ax.set_xlabel("packed vectors per online block (one rescale per block)")
