@@ -8,7 +8,7 @@
   (every page's do);
 - ``leaks`` (``make leak-test``): the whole students' book at quick scale searched for the
   full book's answers: solution sentences and numbers, and the cells computing them (their
-  claims and definitions) (``KNOWN_LEAKS``: today's pages; it may only shrink).
+  claims and definitions): none may show.
 """
 
 import os
@@ -136,14 +136,6 @@ def test_the_names_a_solution_cites_come_from_solution_cells(page):
                       f"{sorted(found)}"
 
 
-KNOWN_LEAKS = {"03_dataflow", "04_pipelining", "05_div8", "06_div14", "09_results",
-               "07_beyond"}
-"""Pages of today's book whose students' build still holds an answer: the cells computing
-their solutions' numbers, with their claims, are not yet tagged ``solution`` (69 lines of
-``python -m rslab.student leaks`` at quick scale; no solution sentence or number of three
-significant digits shows elsewhere): the set may only shrink."""
-
-
 @pytest.mark.leaks
 def test_no_file_of_the_students_book_reveals_a_solution():
     full, student = ROOT / "_build" / "html", ROOT / "_build" / "student" / "_build" / "html"
@@ -153,11 +145,7 @@ def test_no_file_of_the_students_book_reveals_a_solution():
                         "book-student-quick)")
         pytest.skip("the full and the students' book are not built")
     found = leaks(full, student)
-    pages = {Path(line.split(":", 1)[0]).stem for line in found}
-    report = "\n".join(found[:40])
-    assert pages <= KNOWN_LEAKS, f"answers leak into the students' book:\n{report}"
-    assert pages == KNOWN_LEAKS, f"{sorted(KNOWN_LEAKS - pages)} leak no more: remove them " \
-                                 "from KNOWN_LEAKS"
+    assert not found, "answers leak into the students' book:\n" + "\n".join(found[:40])
 
 
 def test_lab_student_mode_serves_the_stripped_pages(tmp_path, monkeypatch):
