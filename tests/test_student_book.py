@@ -15,7 +15,6 @@ import os
 import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 from pagerun import ROOT, toc_pages
