@@ -292,3 +292,50 @@ def test_the_sum_exp_loops_ii_covers_its_packed_vectors():
     sumexp = results.loop_items(run, run)[1]
     assert sumexp["optimised_ii"] == 8 and sumexp["unroll"] == OPTIMISED.sumexp_u
     assert sumexp["optimised_per_vector"] == 8 / OPTIMISED.sumexp_u
+
+
+def test_the_acceptance_glue_does_not_shrink_and_leads_the_optimised_program_on_short_rows():
+    """At V = 1,024 the acceptance glue is the largest phase of the optimised all-accept
+    program, and it takes the same cycles whatever V (so at the note's V it is small)."""
+    short, longer = (speedup_rows(v, names=("all-accept",))[0] for v in (1024, 4096))
+    assert results.largest_phases(short["optimized_phases"])[0][0] == "acceptance"
+    assert short["optimized_phases"]["acceptance"] == longer["optimized_phases"]["acceptance"]
+    assert short["baseline_phases"]["acceptance"] == longer["baseline_phases"]["acceptance"]
+    names = [n for n, _ in results.largest_phases(longer["optimized_phases"], n=7)]
+    assert names.index("acceptance") > 0
+    assert results.shares_words([("a", 0.5), ("b", 0.25)]) == "a (50 %) and b (25 %)"
+
+
+def test_the_raw_bonus_skew_shows_before_the_step_reaches_the_noises_spread():
+    """Review 09 (second) #2: 4,000 draws first resolve the skew at 1e7 (a step of 1, about
+    half the noise's standard deviation), 40,000 already at 1e6 (a step of 0.125)."""
+    from rslab import reference
+
+    values = (reference.BONUS_LOGIT_LIMIT, 1e5, 1e6, 1e7, 1e8)
+    quick, book = (results.raw_bonus_skew(values, n) for n in (4_000, 40_000))
+    assert quick["first"] == 1e7 and book["first"] == 1e6
+    assert book["step"] == 0.125 and quick["step"] == 1
+    assert 0.5 < quick["step_over_sigma"] < 0.6 and book["step_over_sigma"] < 0.1
+    assert results.GUMBEL_SIGMA == pytest.approx(1.8504, abs=1e-4)
+
+
+def test_with_one_op_a_transcendental_every_split_past_the_least_reaches_the_bound():
+    """Review 09 (second) #4: with k = 1 the VALU's cycles do not depend on the split, so
+    compute_bound's figure is the fewest transcendentals that reach the bound."""
+    from fractions import Fraction
+
+    from rslab.kernels.sampler.floor import compute_bound
+
+    split = results.split_exercise()
+    valu_ops, total = Fraction(split["valu_ops"]), split["transcendentals"]
+    config = MachineConfig()
+    per_push = 1 + config.sfu_hold
+    least = compute_bound(split["valu_ops"], total, config, per_transcendental=1)
+    bound = max(least["sfu_cycles"], least["valu_cycles"])
+
+    def cost(on_valu):
+        return max(per_push * (total - on_valu), (valu_ops + total) / config.slots["valu"])
+
+    moved = Fraction(least["transcendentals_on_valu"]).limit_denominator()
+    assert all(cost(m) <= bound for m in (moved, (moved + total) / 2, total))
+    assert cost(moved - 1) > bound

@@ -101,6 +101,21 @@ def note_table(rows, note_figures: dict = note.SCENARIOS) -> str:
     return markdown_table(out)
 
 
+def largest_phases(phases: dict, n: int = 3) -> list[tuple[str, float]]:
+    """The ``n`` largest of ``phases`` (phase → cycles) as (name, share of all the phases'
+    cycles), largest first."""
+    total = sum(phases.values())
+    top = sorted(phases, key=phases.get, reverse=True)[:n]
+    return [(PHASE_NAMES[ph], phases[ph] / total) for ph in top]
+
+
+def shares_words(top) -> str:
+    """:func:`largest_phases` in words: "sum-exp (51 %), bonus Gumbel (33 %) and row max
+    (11 %)"."""
+    parts = [f"{name} ({100 * share:.0f} %)" for name, share in top]
+    return ", ".join(parts[:-1]) + f" and {parts[-1]}" if len(parts) > 1 else parts[0]
+
+
 def amdahl(row) -> dict:
     """First-step reject's phases against Amdahl's law: the cycles of the phases both programs
     run alike (``unchanged``; ``same``: equal in both), the cycles of every phase but the
@@ -675,15 +690,17 @@ def exercise_runs(vocab: int = EXERCISE_VOCAB, *, third_valu: bool = True) -> di
 
 def split_exercise(vocab: int = EXERCISE_VOCAB, draw=("race", "scaled")) -> dict:
     """The task bound's split for ``draw`` at all-accept and ``vocab``: the bonus row's VALU
-    ops and transcendentals per float32 vector, :func:`compute_bound` for a VALU
-    transcendental of 4 ops, of 1 and of 1000 (``by_k``), the SFU's cycles with every transcendental
-    there, and how many the split moves for the Div8 draw."""
+    ops and transcendentals per float32 vector, the task's totals (``valu_ops``,
+    ``transcendentals``), :func:`compute_bound` for a VALU transcendental of 4 ops, of 1 and
+    of 1000 (``by_k``), the SFU's cycles with every transcendental there, and how many the
+    split moves for the Div8 draw."""
     tp = TEST_POINTS["all-accept"]
     layout, accepted = SamplerLayout(tp.R, tp.S, vocab), accepted_at("all-accept")
     config = MachineConfig()
     work = task_work(layout, accepted, "fast", draw)
     div8 = task_work(layout, accepted, "fast", ("gumbel", "div8"))
     return {"per_vector": element_work("bonus", "fast", draw),
+            "valu_ops": float(work["valu_ops"]), "transcendentals": work["transcendentals"],
             "by_k": {k: compute_bound(work["valu_ops"], work["transcendentals"], config,
                                       per_transcendental=k) for k in (4, 1, 1000)},
             "all_on_sfu": work["transcendentals"] * (1 + config.sfu_hold),
@@ -766,6 +783,27 @@ def uniformity_p(frequencies, requests: int) -> float:
     from scipy.stats import chisquare
 
     return float(chisquare(np.rint(np.asarray(frequencies) * requests)).pvalue)
+
+
+SKEW_P = 1e-3
+"""The χ² p-value below which the page calls the raw bonus draws measurably skewed."""
+GUMBEL_SIGMA = float(np.pi / np.sqrt(6) / np.log(2))
+"""The standard deviation of base-2 Gumbel noise: π/√6 in nats, over ln 2."""
+
+
+def raw_bonus_skew(values, requests: int) -> dict:
+    """The raw-logit bonus draws at each logit of ``values`` over ``requests`` draws:
+    ``frequencies`` and χ² ``p`` by value, the values whose p is below :data:`SKEW_P` in
+    order (``skewed``), and for the first of them (``first``) the float32 step of its
+    l·LOG2E (``step``) over the noise's standard deviation (``step_over_sigma``); ``first``
+    and both are None where none is skewed."""
+    freq = {v: raw_bonus_frequencies(v, requests) for v in values}
+    p = {v: uniformity_p(f, requests) for v, f in freq.items()}
+    skewed = [v for v in values if p[v] < SKEW_P]
+    first = skewed[0] if skewed else None
+    step = None if first is None else float(np.spacing(np.float32(first * LOG2E)))
+    return {"frequencies": freq, "p": p, "skewed": skewed, "first": first, "step": step,
+            "step_over_sigma": None if step is None else step / GUMBEL_SIGMA}
 
 
 def raw_bonus_table(frequencies: dict, requests: int) -> str:

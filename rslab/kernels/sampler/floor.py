@@ -201,7 +201,9 @@ def compute_bound(valu_ops, transcendentals: int, config, *,
                   per_transcendental: int = VALU_PER_TRANSCENDENTAL) -> dict:
     """The least of ``max(sfu, valu)`` cycles over every split of the transcendentals between
     the SFU (1 + hold cycles and a pop each) and the VALU (``per_transcendental`` ops each):
-    ``sfu_cycles``, ``valu_cycles`` (rounded up) and ``transcendentals_on_valu``."""
+    ``sfu_cycles``, ``valu_cycles`` (rounded up) and ``transcendentals_on_valu``, the fewest
+    that reach it (with one op each the VALU's cycles are the same for every split, and any
+    split moving more reaches it too)."""
     if isinstance(per_transcendental, bool) or not isinstance(per_transcendental, int) \
             or per_transcendental < 1:
         raise ValueError(f"per_transcendental must be an integer >= 1, got "
