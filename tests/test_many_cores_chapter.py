@@ -120,3 +120,34 @@ def test_where_parallel_mode_wins_at_all_accept_the_bet_on_acceptance_wins_back(
     bet = curve_point("all-accept", 1, 32, "sequential", VOCAB, guess="accept")
     assert bet["tokens_match_reference"]
     assert bet["cycles"] < par["cycles"] < seq["cycles"]
+
+
+def test_both_bytes_terms_add_one_dma_latency():
+    from rslab.exercises import expected, variant
+    from rslab.kernels.sampler.chip_bound import chip_bound, plan_bytes
+    from rslab.kernels.sampler.chip_plan import plan_rows
+    from rslab.machine.config import ChipConfig
+    chip, plan, none = ChipConfig(cores=4), plan_rows(2, 4, 8192, 4), np.zeros(2, int)
+    nbytes, latency = plan_bytes(plan, none), chip.core.dma_latency
+    b = chip_bound(plan, chip, none)
+    assert b["hbm_cycles"] == latency + -(-nbytes // chip.hbm_bytes_per_cycle)
+    assert b["dma_cycles"] == latency + -(-nbytes // (4 * chip.core.dma_bytes_per_cycle))
+    v = variant("cores-bytes-term")
+    rate = min(v.cores * chip.core.dma_bytes_per_cycle, v.hbm_bytes_per_cycle)
+    fr = plan_bytes(plan_rows(2, 4, 154_880, 1), none)
+    assert expected("cores-bytes-term") == latency + -(-fr // rate)
+
+
+@pytest.mark.heavy
+def test_half_the_hbm_and_the_online_merge_at_32_cores():
+    from rslab.fixtures import VOCAB
+    from rslab.kernels.sampler.chip_curves import curve_point
+    at32 = curve_point("first-reject", 2, 32, "sequential", VOCAB)
+    half = curve_point("first-reject", 2, 32, "sequential", VOCAB,
+                       settings=(("hbm_bytes_per_cycle", 576),))
+    grow = half["cycles"] / at32["cycles"]
+    assert 1 < grow < 2 and at32["hbm_cycles"] < at32["cycles"]  # the hbm term: a share
+    assert half["hbm_cycles"] / at32["hbm_cycles"] > grow
+    online = curve_point("first-reject", 2, 32, "sequential", VOCAB, merge="online")
+    a, o = at32["last_waits"], online["last_waits"]
+    assert o["barrier"] < a["barrier"] and o["hbm"] > a["hbm"]

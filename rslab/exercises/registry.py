@@ -124,7 +124,8 @@ EXERCISES = {e.id: e for e in (
     Exercise("cores-bytes-term", "10_many_cores: many-cores-bytes-term",
              "On a chip of {cores} cores (each DMA engine 128 B/cycle, latency 200) whose HBM "
              "moves {hbm_bytes_per_cycle} B/cycle, how many cycles is the bytes term of the "
-             "chip's bound (the larger of its dma and hbm terms) at the first-step reject, "
+             "chip's bound (the larger of its dma and hbm terms, each one DMA latency plus the "
+             "bytes over the engines together or over the HBM) at the first-step reject, "
              "R = 2, V = 154,880?", o.chip_bytes_term,
              {"cores": 6, "hbm_bytes_per_cycle": 512},
              {"cores": 8, "hbm_bytes_per_cycle": 1152}),
