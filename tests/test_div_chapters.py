@@ -238,3 +238,30 @@ def test_the_plateau_mass_figure_marks_a_divisor_with_no_lattice_hit():
     assert marks[0].get_ydata()[0] == pytest.approx(ax.get_ylim()[0])
     assert "never empty" not in ax.get_title()
     matplotlib.pyplot.close(fig)
+
+
+def test_the_notes_traced_t_lies_in_the_models_plateau():
+    # second review, finding 1: the one comparison with the note's trace the model can fail
+    from rslab import note
+
+    a, b = FL.plateau()
+    assert a <= note.SECOND_LAYER_INPUT <= b
+    assert FL(np.array([note.SECOND_LAYER_INPUT], np.float32))[0] == 0
+
+
+def test_the_largest_error_outside_the_band_is_about_the_bound_not_within_it():
+    # second review, finding 2: 8.0287e-05 against error_bound() 8.0184e-05
+    worst = div8.largest_log_error()
+    assert FL.error_bound() < worst["outside"] < 1.01 * FL.error_bound()
+
+
+def test_div24_misses_the_plateau_below_t_max_over_a_and_div8_keeps_two_zeros():
+    # second review, findings 4 and 5: the lattice's coarse top t; Div8's zeros on the lattice
+    from rslab.numerics.rng import all_uniforms
+
+    u = all_uniforms()
+    t = get_noise("scaled").trace(u)["t"]
+    a, _ = FL.plateau()
+    assert 24 < float(t.max()) / a
+    assert not np.any(FL(t / np.float32(24)) == 0)
+    assert int(np.sum(get_noise("div8")(u) == 0)) == 2
