@@ -374,6 +374,37 @@ def chi2_resolved_text(result) -> str:
                "the verdict is the same."))
 
 
+def rare_separation_text(own_pairs: dict, paired_p: dict) -> str:
+    """The finalists the paired χ² test separated from the winner (``paired_p``: name →
+    p-value) although its power against them (``own_pairs``: name → ``pair_separation``) is
+    below one half; "" when there are none."""
+    drew = [n for n, r in own_pairs.items()
+            if r["power"] < 0.5 and paired_p[n] < separation.LEVEL]
+    if not drew:
+        return ""
+    return (" This build drew the rarer case: the paired test separates the winner from "
+            + " and from ".join(f"{n} (p = {paired_p[n]:.2g}) although its power against it "
+                                f"is only {100 * own_pairs[n]['power']:.0f} %" for n in drew)
+            + ".")
+
+
+def grid_gap_text(grid, best: dict, ranking: list[dict]) -> str:
+    """When an integer off the exact search's ``grid`` has a smaller λ than the grid's
+    ``best`` row (``ranking``: ``integer_ranking``), the sentence that says so; else ""."""
+    grid = set(grid)
+    off = [r for r in ranking if r["divisor"] not in grid]
+    if not off or off[0]["lam"] >= best["lam"]:
+        return ""
+    odd = {r["divisor"] for r in ranking if r["divisor"] % 2}
+    gap = ("has no odd integer" if {r["divisor"] for r in off} == odd else
+           "leaves out " + _and(r["name"] for r in off))
+    return (f" This grid {gap}, and off it lies a smaller λ: over the integers "
+            f"{min(r['divisor'] for r in ranking):g} to {max(r['divisor'] for r in ranking):g} "
+            f"the smallest is {off[0]['name']}'s (expected χ² at 10⁹ "
+            f"{off[0]['expected_chi2']:.0f}, against {best['name']}'s "
+            f"{expected_chi2(best['lam']):.0f}), so a finer grid does not pick {best['name']}.")
+
+
 def order_right(pair: dict) -> float:
     """From ``pair_separation``: the chance that the pooled χ² orders the two divisors as
     their exact λ do."""

@@ -15,6 +15,7 @@ from scipy import stats as sps
 
 from rslab.numerics import search, tails
 from rslab.numerics.fastlog import FastLog2
+from rslab.numerics.stats import check_fpc
 
 N_DF = 63
 WIDTH = 7.0
@@ -23,10 +24,12 @@ SMALL = 10
 """The smallest font size, in points (legends, annotations)."""
 
 
-def chi2_band(lam: float, ns, alpha: float = 1e-3):
-    """Mean, 5–95 % band of the predicted χ² at each N, the critical value and the power."""
+def chi2_band(lam: float, ns, alpha: float = 1e-3, fpc: float = 1.0):
+    """Mean, 5–95 % band of the predicted χ² at each N, the critical value and the power;
+    ``fpc``: the seeds' finite-population factor (``stats.chi2_law``)."""
     ns = np.asarray(ns, dtype=np.float64)
-    law = sps.ncx2(N_DF, ns * lam)
+    fpc = check_fpc(fpc)
+    law = sps.ncx2(N_DF, ns * lam / fpc, scale=fpc)
     crit = sps.chi2.isf(alpha, N_DF)
     return law.mean(), law.ppf(0.05), law.ppf(0.95), crit, law.sf(crit)
 
@@ -41,12 +44,14 @@ def samples_for_power(lam: float, power: float = 0.5, alpha: float = 1e-3) -> fl
     return float(hi)
 
 
-def plot_chi2_growth(laws: dict, sampled: dict, note=None, alpha: float = 1e-3):
-    """Predicted χ² (mean and 5–95 % band) against N per pipeline, sampled points on top."""
+def plot_chi2_growth(laws: dict, sampled: dict, note=None, alpha: float = 1e-3,
+                     fpc: float = 1.0):
+    """Predicted χ² (mean and 5–95 % band, with the seeds' finite-population factor ``fpc``)
+    against N per pipeline, sampled points on top."""
     ns = np.logspace(4, 11, 200)
     fig, ax = plt.subplots(figsize=(WIDTH, 4.2))
     for i, (name, lam) in enumerate(laws.items()):
-        mean, lo, hi, crit, _ = chi2_band(lam, ns, alpha)
+        mean, lo, hi, crit, _ = chi2_band(lam, ns, alpha, fpc)
         color = f"C{i}"
         ax.plot(ns, mean, color=color, label=f"{name}: predicted (exact λ)")
         ax.fill_between(ns, lo, hi, color=color, alpha=0.2)
