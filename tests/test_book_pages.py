@@ -25,7 +25,7 @@ def test_every_book_page_is_in_the_toc():
 
 
 MIN_CLAIMS = {"intro": 7, "01_algorithm": 26, "02_machine": 23, "03_dataflow": 23,
-              "appendix": 2, "04_pipelining": 57, "05_div8": 39, "06_div14": 51,
+              "appendix": 2, "04_pipelining": 61, "05_div8": 39, "06_div14": 51,
               "09_results": 58, "07_beyond": 64, "08_fixed_point": 31, "10_many_cores": 47}
 """The claims each page checks at quick scale (``rslab.chapters.claims``), at least."""
 
