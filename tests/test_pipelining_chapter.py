@@ -19,9 +19,23 @@ from rslab.viz import schedule_plots as sp  # noqa: E402
 def _timing(sfu_latency):
     config = MachineConfig().with_(latency={"sfu": sfu_latency})
     sched = modulo_schedule(sumexp_body(), SlotModel.from_config(config), reserve_scalar=1)
-    lat = dict(config.latency)
-    chain = lat["ld"] + 3 * lat["valu"] + lat["sfu"] + lat["pop"] + lat["valu"]
-    return ch.iteration_timing(sched), sched, chain + 3 * (1 + config.sfu_hold)
+    return ch.iteration_timing(sched), sched, ch.span_bound(config, 4)["span"]
+
+
+def test_the_issue_span_bound_is_the_one_stage_length_at_every_sfu_latency():
+    rows = ch.span_rows(sumexp_body(), MachineConfig(), (7, 10, 13, 16, 20, 25))
+    for r in rows:
+        assert r["span"] == r["chain"] - 3 + 1 + 3 * 2 == r["one_stage"] <= r["length"]
+    default = next(r for r in rows if r["sfu"] == 13)
+    assert (default["chain"], default["span"], default["length"]) == (30, 34, 37)
+
+
+def test_the_row_accounting_sums_terms_measured_apart_to_the_runs_cycles():
+    s = ch.row_accounting(154880)
+    assert (s["short"], s["last_op"], s["partial"]) == (7, 3, 4)
+    assert s["partial_labels"][:4] == ["acc0", "acc1", "e0", "e1"]
+    assert (s["reduction_bundles"], s["raw"], s["drain"]) == (3, 6, 7)
+    assert s["loop_cycles"] == s["predicted_cycles"] - s["short"] + 3 + 6 + 7 == 3069
 
 
 def test_the_stages_are_the_schedules_length_over_ii_and_the_oracle_agrees():
@@ -111,11 +125,16 @@ def test_without_a_remainder_the_unroll_3_is_still_slower_and_unroll_2_is_faster
     at30 = {k: ch.unrolled_program(body, k, machine + ("--iterations", "30"),
                                    tmp_path / f"u{k}_30.s") for k in (1, 3)}
     assert len(at30[3]["loops"]) == 1 and at30[3]["cycles"] > at30[1]["cycles"]
+    tails = {k: ch.file_tail(tmp_path / f"u{k}_30.s") for k in (1, 3)}
+    # steady states 210 each; fill 28 and 63, the unrolled epilogue giving back 15 of it
+    assert [tails[k]["loop_end"] for k in (1, 3)] == [210 + 28, 210 + 63 - 15]
+    assert at30[3]["cycles"] - at30[1]["cycles"] == 63 - 15 - 28
+    assert tails[1]["cycles"] - tails[1]["loop_end"] == tails[3]["cycles"] - tails[3]["loop_end"]
     u1, u2 = (ch.unrolled_program(body, k, machine, tmp_path / f"u{k}.s") for k in (1, 2))
     assert u2["bundles"] < u1["bundles"] and u2["cycles"] < u1["cycles"]
 
 
-def test_unroll_2_reaches_its_bound_and_the_heuristic_misses_3_and_4():
+def test_unroll_2_reaches_its_bound_and_the_heuristic_ends_above_it_at_3_and_4():
     sweep = json.loads(ch.command_output("pipeline", "--example", "sumexp_body", "--config",
                                          "valu_slots=3", "sfu_hold=0", "--sweep", "--json"))
     best = ch.sweep_best(sweep["rows"])

@@ -202,11 +202,69 @@ def chain_rows() -> list[dict]:
     return rows
 
 
+def span_bound(config, n_push: int) -> dict:
+    """The sum-exp iteration's issue span (last issue + 1) from below. Its ``chain`` (load,
+    unpack, sub, mul, exp2, pop, add) ends when the last add's result is ready; the first
+    chain's add issues the add's latency before that, the last push ``n_push`` − 1 push
+    spacings (1 + hold) after the first, so the span is at least chain − VALU latency + 1 +
+    (n_push − 1) × (1 + hold)."""
+    lat = config.latency
+    chain = lat["ld"] + 3 * lat["valu"] + lat["sfu"] + lat["pop"] + lat["valu"]
+    return {"chain": chain,
+            "span": chain - lat["valu"] + 1 + (n_push - 1) * (1 + config.sfu_hold)}
+
+
+def span_rows(body, config, sfu_latencies) -> list[dict]:
+    """Per SFU latency: the issue-span bound, the one-stage schedule's length and the modulo
+    schedule's length, II and stages (``iteration_timing``)."""
+    from rslab.schedule import SlotModel, modulo_schedule
+
+    n_push = sum(op.is_push for op in body)
+    rows = []
+    for latency in sfu_latencies:
+        c = config.with_(latency={"sfu": latency})
+        model = SlotModel.from_config(c)
+        one = modulo_schedule(body, model, max_stages=1, reserve_scalar=1)
+        rows.append({"sfu": latency, **span_bound(c, n_push), "one_stage": one.length,
+                     **iteration_timing(modulo_schedule(body, model, reserve_scalar=1))})
+    return rows
+
+
+def program_tail(text: str, run) -> dict:
+    """Where a pipelined program's cycles go after its loop, from ``run``'s trace: the setup
+    bundles before the first loop op, the cycle the loop's last bundle ends (its epilogue,
+    counted from the setup's end), the bundles of the final reduction before the halt, their
+    stall cycles by cause, and the drain: the cycles the run waits after the halt issues for
+    the last pending result."""
+    lines = [ln for ln in text.splitlines() if ln.strip() and not ln.startswith("#")]
+    body = [i for i, ln in enumerate(lines) if "#@" in ln]
+    after = [b for b in run.trace.bundles if b.pc > body[-1]]
+    halt = next(b for b in after if b.ops == ("halt",))
+    return {"setup": body[0],
+            "loop_end": max(b.cycle for b in run.trace.bundles if b.pc <= body[-1]) + 1 - body[0],
+            "reduction_bundles": sum(1 for b in after if b is not halt),
+            "reduction_stalls": {c: sum(b.stall for b in after if b.cause == c)
+                                 for c in {b.cause for b in after if b.stall}},
+            "halt": halt.cycle, "drain": run.cycles - halt.cycle, "cycles": run.cycles}
+
+
+def file_tail(path) -> dict:
+    """:func:`program_tail` of the program file ``path``, run on the machine its
+    ``# machine:`` line records (zero memory, as ``rslab sim`` without ``--vmem``)."""
+    from rslab.machine import assemble, simulate
+    from rslab.machine.overrides import recorded_machine
+
+    text = Path(path).read_text()
+    return program_tail(text, simulate(assemble(text), recorded_machine(text)[1], trace=True))
+
+
 def row_accounting(vocab: int) -> dict:
     """The whole-row sum-exp run's cycles after the setup, against ResMII × iterations +
-    (stages − 1) × II, and what makes the difference: the final reduction's bundles (halt
-    included) and RAW stall cycles, less the cycles the epilogue saves by ending at its last
-    op (``trimmed``)."""
+    (stages − 1) × II, term by term: how many cycles before that prediction the epilogue
+    ends (``short``: the schedule's stages × II − length, ``last_op``, plus what the partial
+    final iteration leaves out, ``partial``: length − the span of the ops it has), then the
+    reduction's bundles before the halt, their RAW stalls and the drain after the halt
+    (:func:`program_tail`)."""
     from rslab.kernels.studies.sumexp_loop import packed_row, sumexp_program
     from rslab.machine import MachineConfig, assemble, simulate
     from rslab.machine.bf16 import round_to_bf16
@@ -215,13 +273,24 @@ def row_accounting(vocab: int) -> dict:
     row = round_to_bf16(np.random.default_rng(0).normal(size=vocab).astype(np.float32) * 3)
     text, loop = sumexp_program(-(-vocab // 256), float(row.max()))
     run = simulate(assemble(text), MachineConfig(), vmem=packed_row(row), trace=True)
-    lines = [ln for ln in text.splitlines() if ln and not ln.startswith("#")]
-    last_body = max(i for i, ln in enumerate(lines) if "#@" in ln)
-    reduction = len(lines) - 1 - last_body
-    raw = sum(b.stall for b in run.trace.bundles[-reduction:] if b.cause == "raw")
-    return {**f, "reduction_bundles": reduction, "reduction_stalls": raw,
-            "run_stalls": run.stall_cycles,
-            "trimmed": f["predicted_cycles"] + reduction + raw - f["loop_cycles"]}
+    tail = program_tail(text, run)
+    sch = loop.schedule
+    at = {op.label: t for op, t in zip(sch.graph.ops, sch.times, strict=True)}
+    last = _last_iteration_labels(text)
+    return {**f, **tail, "run_stalls": run.stall_cycles,
+            "raw": tail["reduction_stalls"].get("raw", 0),
+            "short": f["predicted_cycles"] - tail["loop_end"],
+            "last_op": sch.stage_count * sch.ii - sch.length,
+            "partial": sch.length - 1 - max(at[lab] for lab in last),
+            "partial_labels": sorted(lab for lab in last if not lab.startswith("@"))}
+
+
+def _last_iteration_labels(text: str) -> set[str]:
+    """The op labels the program's last loop iteration issues (``#@ LABEL iN sS``)."""
+    ops = [tuple(a.split()[:2]) for ln in text.splitlines() if "#@" in ln
+           for a in ln.split("#@", 1)[1].split(";") if len(a.split()) >= 2]
+    last = max(int(it[1:]) for _, it in ops)
+    return {lab for lab, it in ops if it == f"i{last}"}
 
 
 def unroll_cause(loop) -> dict:
