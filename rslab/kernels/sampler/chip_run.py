@@ -34,6 +34,7 @@ from rslab.kernels.sampler.chip_layout import (
 from rslab.kernels.sampler.chip_plan import plan_rows
 from rslab.kernels.sampler.chip_program import CHIP_DRAW, chip_kernel
 from rslab.kernels.sampler.floor import phase_floors
+from rslab.kernels.sampler.layout import step_budget
 from rslab.kernels.sampler.run import SamplerRun, assembled, compare_floats, phase_cycles
 from rslab.machine.chip import simulate_chip
 from rslab.machine.collector import collector_paused
@@ -188,8 +189,10 @@ def run_chip_sampler(inputs, *, cores: int, mode: str = "sequential", merge: str
     programs = [assembled(setups[c][0].text) if c in setups else None
                 for c in range(chip.cores)]
     vmem = [setups[c][2] if c in setups else None for c in range(chip.cores)]
+    R, S1, V = np.shape(l)
     chip_run = simulate_chip(programs, chip, hbm=hbm, vmem=vmem, trace=trace or figures,
-                             windows=windows, exchange=xmap.initial(ids))
+                             windows=windows, exchange=xmap.initial(ids),
+                             max_steps=step_budget(R * S1, V))
     outputs = _outputs(plan, xmap, setups, chip_run)
     critical = max(setups, key=lambda c: (chip_run.runs[c].cycles, -c))
     crit_run = chip_run.runs[critical]

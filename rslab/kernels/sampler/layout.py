@@ -28,12 +28,14 @@ winning score of its residual or bonus row.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
 
 from rslab.kernels.ops.invcdf import PACKED_PER_ITER, Layout, scratch_bytes, scratch_layout
 from rslab.machine.bf16 import BLOCK, LANES, pack_rows
+from rslab.machine.simulator import DEFAULT_MAX_STEPS, MAX_STEPS_LIMIT
 from rslab.randomness import PURPOSES, fast_key, philox_key
 
 PACKED_BYTES = 4 * LANES
@@ -45,6 +47,19 @@ PATHS = ("fast", "exact")
 
 def _align(x: int, a: int = PACKED_BYTES) -> int:
     return -(-x // a) * a
+
+
+STEP_ROWS = 40 * 154_880
+"""The work (rows × tokens) the simulator's default step budget covers: the note's
+all-accept test point, 40 rows of 154,880 tokens, which runs within it."""
+
+
+def step_budget(rows: int, vocab: int) -> int:
+    """The steps (bundles and loop directives) a sampler program over ``rows`` rows of
+    ``vocab`` tokens may take before the simulator calls it endless: the simulator's default
+    per :data:`STEP_ROWS` of work, never less than the default, at most its limit."""
+    scale = max(1, math.ceil(rows * vocab / STEP_ROWS))
+    return min(MAX_STEPS_LIMIT, DEFAULT_MAX_STEPS * scale)
 
 
 @dataclass(frozen=True)

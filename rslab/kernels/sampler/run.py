@@ -20,7 +20,7 @@ from tqdm import tqdm
 
 from rslab.kernels.sampler.draws import sampler_draw
 from rslab.kernels.sampler.floor import phase_floors, task_bound
-from rslab.kernels.sampler.layout import SamplerLayout
+from rslab.kernels.sampler.layout import SamplerLayout, step_budget
 from rslab.kernels.sampler.plans import OPTIMISED, KernelPlan, optimisation_steps
 from rslab.kernels.sampler.program import PHASES, BuiltKernel, build_kernel
 from rslab.machine.asm import assemble
@@ -189,7 +189,8 @@ def run_sampler(inputs, path: str = "fast", plan: KernelPlan = OPTIMISED, *, see
     ref = rejection_sample(l, q, ids, path=path, seed=seed, diagnostics=compare,
                            **({"method": draw[0], "noise": draw[1]} if path == "fast" else {}))
     program = assembled(kernel.text)
-    run = simulate(program, config, hbm=layout.hbm_image(l, q, ids, seed), trace=True)
+    run = simulate(program, config, hbm=layout.hbm_image(l, q, ids, seed), trace=True,
+                   max_steps=step_budget(R * S1, V))
     outputs = layout.read_outputs(run)
     checks = {}
     if compare:
