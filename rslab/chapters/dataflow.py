@@ -21,6 +21,9 @@ RESOURCES = {"ld": "load port", "st": "store port", "valu": "VALU", "sfu": "SFU"
 """Each resource of ``dt.pass_bounds`` as the tables print it."""
 TWO_PASS = ("a", "a'", "b")
 """The dataflows with a max pass before their sum pass."""
+DEEP_FIFO = 64
+"""A FIFO of four times the default's entries, to show what the default's limit on the
+results in flight costs (c)'s schedule."""
 
 
 def latency_grid(config, scale: str | None = None) -> list[int]:
@@ -92,6 +95,16 @@ def latency_records(grid, config, vocab: int = dt.ROW_VOCAB) -> dict:
                 rec["block_ii"] = kernel.passes[0].ii
         out[latency] = rec
     return out
+
+
+def online_pass(config, latency: int, *, fifo_depth: int | None = None,
+                block: int | None = None, vocab: int = dt.ROW_VOCAB):
+    """(c)'s online pass at SFU latency ``latency`` on ``config``, or on it with
+    ``fifo_depth`` FIFO entries; its block is ``block`` packed vectors, or the study's."""
+    cfg = dt.config_with("sfu_latency", latency, config)
+    if fifo_depth is not None:
+        cfg = cfg.with_(fifo_depth=fifo_depth)
+    return emit_sumexp("c", vocab, cfg, unroll=None if block is None else (block,)).passes[0]
 
 
 def needs_at(p, config, latency: int) -> dict:
@@ -173,7 +186,9 @@ def binding_text(binding: str) -> str:
 
 def cycles_table(rows) -> str:
     """The measured table: bound, schedule and simulation per packed vector, and the row."""
-    records = [{"dataflow": dp.name(r.variant), "bound": f"{r.bound:.2f}",
+    records = [{"dataflow": dp.name(r.variant),
+                "bound": f"{r.bound:.2f}" + (" (as scheduled, conflict ignored)"
+                                             if dp.conflict_ignored(r.variant) else ""),
                 "scheduled": f"{r.scheduled:.2f}", "measured": f"{r.measured:.2f}",
                 "row": f"{r.cycles:,}",
                 "binds": binding_text(r.binding)} for r in rows]
