@@ -163,3 +163,25 @@ def test_registers_do_not_grow_with_workers_at_every_valu_latency_nor_hold():
 def test_the_sweep_plots_tick_only_the_swept_values():
     fig = sp.plot_sweep([1, 2, 4], {"II": [12, 10, 10]}, xlabel="workers")
     assert list(fig.axes[0].get_xticks()) == [1, 2, 4]
+
+
+def test_some_kernel_bundles_hold_one_iteration_and_the_loads_sit_beside_the_vmuls():
+    from rslab.kernels.studies.sumexp_loop import sumexp_program
+
+    mix = ch.kernel_mix(sumexp_program(24, 0.0)[1].schedule)
+    assert mix["single"] == [2, 4, 8] and len(mix["mixed"]) == 7
+    assert mix["load_stages"] == [0] and mix["beside_opcodes"] == ["vmul.f32"]
+    assert {s for _, s in mix["beside_loads"]} == {1} and mix["push_beside_older_pop"]
+
+
+def test_a_longer_sfu_latency_never_costs_ii_at_any_hold_of_the_slider():
+    lats = (7, 10, 13, 16, 20)
+    flat = []
+    for h in range(ch.HOLD_RANGE[0], ch.HOLD_RANGE[1] + 1):
+        ps = ch.hold_points(h, lats)
+        assert len({p["ii"] for p in ps}) == 1
+        assert all(a["stages"] <= b["stages"] for a, b in zip(ps, ps[1:], strict=False))
+        regs = [p["vector_registers"] for p in ps]
+        assert max(regs) - min(regs) <= 1
+        flat += [h] * (len({p["stages"] for p in ps}) == 1)
+    assert flat == [3, 6]

@@ -183,6 +183,30 @@ def iteration_timing(schedule) -> dict:
             "stages": -(-schedule.length // schedule.ii)}
 
 
+def kernel_mix(schedule) -> dict:
+    """What the kernel's rows hold: per row (cycle of a kernel pass) the stages of its ops
+    (each stage a different iteration), the rows that mix stages, the ops that share a row
+    with a load (label and stage), and the rows where a push sits beside a pop of an older
+    iteration."""
+    rows = {r: [] for r in range(schedule.ii)}
+    for op, t in zip(schedule.graph.ops, schedule.times, strict=True):
+        rows[t % schedule.ii].append((op, t // schedule.ii))
+    stages = {r: sorted({s for _, s in ops}) for r, ops in rows.items()}
+    load_rows = [r for r, ops in rows.items() if any(op.opcode == "vld" for op, _ in ops)]
+    beside = sorted({(op.label, s) for r in load_rows for op, s in rows[r]
+                     if op.opcode != "vld"}, key=lambda x: (x[1], x[0]))
+    return {"stages": stages, "mixed": [r for r, st in stages.items() if len(st) > 1],
+            "single": [r for r, st in stages.items() if len(st) == 1],
+            "load_stages": sorted({s for r in load_rows for op, s in rows[r]
+                                   if op.opcode == "vld"}),
+            "beside_loads": beside,
+            "beside_opcodes": sorted({op.opcode for r in load_rows for op, _ in rows[r]
+                                      if op.opcode != "vld"}),
+            "push_beside_older_pop": [r for r, ops in rows.items() if any(
+                p.is_push and q.opcode == "vpop" and sq > sp
+                for p, sp in ops for q, sq in ops)]}
+
+
 def chain_rows() -> list[dict]:
     """Two packed vectors an iteration (four exp2 chains, four workers) beside one (its low and
     high halves: two exp2 chains, two workers), each planned with the machine's hold and with
