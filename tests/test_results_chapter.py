@@ -339,3 +339,40 @@ def test_with_one_op_a_transcendental_every_split_past_the_least_reaches_the_bou
     moved = Fraction(least["transcendentals_on_valu"]).limit_denominator()
     assert all(cost(m) <= bound for m in (moved, (moved + total) / 2, total))
     assert cost(moved - 1) > bound
+
+
+def test_the_note_directions_name_the_side_of_each_test_point():
+    """Review 09 round 6 #3: the model's speedup beside the note's, at the note's V only."""
+    aa_base, aa_opt = note.SCENARIOS["all-accept"]
+    fr_base, fr_opt = note.SCENARIOS["first-reject"]
+    rows = [{"name": "all-accept", "vocab": VOCAB, "baseline_cycles": aa_base,
+             "optimized_cycles": 2 * aa_opt},
+            {"name": "first-reject", "vocab": VOCAB, "baseline_cycles": 2 * fr_base,
+             "optimized_cycles": fr_opt}]
+    sides = [(d["name"], d["side"]) for d in results.note_directions(rows)]
+    assert sides == [("all-accept", "below"), ("first-step reject", "above")]
+    with pytest.raises(ValueError, match="note's V"):
+        results.note_directions([{**rows[0], "vocab": 1024}])
+
+
+def test_bundling_shortens_the_acceptance_glue_and_issuing_ahead_lengthens_it():
+    """Review 09 round 6 #4: the optimised acceptance glue is slower because the step that
+    bundles it also issues the next transfers from it."""
+    from rslab.fixtures import scenario_inputs
+    from rslab.kernels.sampler.plans import ALL_ACCEPT_BASELINE, OPTIMISED
+    from rslab.kernels.sampler.run import run_sampler
+
+    inputs = scenario_inputs("all-accept", V=1024)
+    first, opt = (run_sampler(inputs, "fast", plan, figures=False, compare=False)
+                  .phases["accept"] for plan in (ALL_ACCEPT_BASELINE, OPTIMISED))
+    glue = results.glue_split("all-accept", 1024)
+    assert glue["bundled"] < first < opt < glue["ahead"]
+
+
+@pytest.mark.heavy
+def test_against_the_first_translation_first_step_reject_gains_more_than_all_accept():
+    """Review 09 round 6 #1: at the note's V first-step reject's smaller speedup is its
+    baseline's; against all-accept's baseline plan it gains more than all-accept."""
+    aa = speedup_rows(VOCAB, names=("all-accept",))[0]
+    ex = results.exercise_runs(VOCAB, third_valu=False)
+    assert ex["fr_speedup"] < aa["speedup"] < ex["fr_naive_speedup"]

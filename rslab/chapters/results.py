@@ -101,6 +101,39 @@ def note_table(rows, note_figures: dict = note.SCENARIOS) -> str:
     return markdown_table(out)
 
 
+def note_directions(rows, note_figures: dict = note.SCENARIOS) -> list[dict]:
+    """Per row at the note's V: its test point in words (``name``), the model's speedup
+    (``model``), the note's (``note``) and on which ``side`` of the note's the model's lies."""
+    out = []
+    for r in rows:
+        if r["vocab"] != VOCAB:
+            raise ValueError(f"rows must be at the note's V = {VOCAB:,}, got V = {r['vocab']:,}")
+        nb, no = note_figures[r["name"]]
+        model, theirs = r["baseline_cycles"] / r["optimized_cycles"], nb / no
+        side = "below" if model < theirs else "above" if model > theirs else "equal to"
+        out.append({"name": "first-step reject" if r["name"] == "first-reject" else r["name"],
+                    "model": model, "note": theirs, "side": side})
+    return out
+
+
+def glue_split(name: str = "all-accept", vocab: int = 1024) -> dict:
+    """The acceptance glue's cycles under the first translation with only one half of the
+    step "glue bundled, DMAs ahead": the glue bundled (``bundled``), or the next row's and
+    the q row's first transfers issued from the glue (``ahead``). The glue does not depend
+    on V, so a short row suffices."""
+    from dataclasses import replace
+
+    from rslab.fixtures import scenario_inputs
+    from rslab.kernels.sampler.plans import ALL_ACCEPT_BASELINE
+    from rslab.kernels.sampler.run import run_sampler
+
+    inputs = scenario_inputs(name, V=vocab)
+    return {key: run_sampler(inputs, "fast", replace(ALL_ACCEPT_BASELINE, **change),
+                             figures=False, compare=False).phases["accept"]
+            for key, change in (("bundled", {"bundle_glue": True}),
+                                ("ahead", {"prefetch": True}))}
+
+
 def largest_phases(phases: dict, n: int = 3) -> list[tuple[str, float]]:
     """The ``n`` largest of ``phases`` (phase → cycles) as (name, share of all the phases'
     cycles), largest first."""
