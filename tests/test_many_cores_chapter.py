@@ -151,3 +151,13 @@ def test_half_the_hbm_and_the_online_merge_at_32_cores():
     online = curve_point("first-reject", 2, 32, "sequential", VOCAB, merge="online")
     a, o = at32["last_waits"], online["last_waits"]
     assert o["barrier"] < a["barrier"] and o["hbm"] > a["hbm"]
+
+
+@pytest.mark.heavy
+def test_the_online_merge_changes_more_positions_on_the_readers_sixteen():
+    rates = {r["order"]: r for r in mc.change_rates(positions=16)}
+    online, split, numpy = rates["split16-online"], rates["split16"], rates["numpy"]
+    assert online["positions"] == 16
+    assert online["positions_changed"] > split["positions_changed"]
+    assert online["mean"] > 1.5 * split["mean"] and online["max"] <= split["max"]
+    assert split["mean"] / 2 <= numpy["mean"] <= 2 * split["mean"]

@@ -173,8 +173,8 @@ def rate_rows(rates) -> list[dict]:
 def change_rates(vocab: int = VOCAB, positions: int | None = None, seed: int = 0) -> list[dict]:
     """Per order of the float32 sum (NumPy's, split over 16 and 64 cores), the exact
     probability that it changes a position's outcome against one core's, over sampled
-    positions (``positions`` default: 4 at quick scale, 32 at book)."""
-    positions = by_scale(4, 32, 128) if positions is None else positions
+    positions (``positions`` default: 16 at quick scale, 32 at book)."""
+    positions = by_scale(16, 32, 128) if positions is None else positions
     inputs = sampled_inputs(-(-positions // 2), 2, vocab, seed=seed)
     rates = order_changes(inputs, merge_orders(vocab), SplitSum((0, vocab)), fast_exp2,
                           positions)
