@@ -241,12 +241,16 @@ def test_the_plateau_mass_figure_marks_a_divisor_with_no_lattice_hit():
 
 
 def test_the_notes_traced_t_lies_in_the_models_plateau():
-    # second review, finding 1: the one comparison with the note's trace the model can fail
+    # a weak comparison: the traced t is 1 + 2^-22, inside any plateau wider than its log2
     from rslab import note
 
     a, b = FL.plateau()
     assert a <= note.SECOND_LAYER_INPUT <= b
     assert FL(np.array([note.SECOND_LAYER_INPUT], np.float32))[0] == 0
+    t = np.float32(note.SECOND_LAYER_INPUT)
+    assert np.float64(t) - 1 == 2.0**-22
+    narrow = FL.replace(zero_threshold=2 * float(np.log2(np.float64(t))))
+    assert narrow(np.array([t]))[0] == 0 and FL.zero_threshold > 1e4 * narrow.zero_threshold
 
 
 def test_the_largest_error_outside_the_band_is_about_the_bound_not_within_it():
@@ -265,3 +269,15 @@ def test_div24_misses_the_plateau_below_t_max_over_a_and_div8_keeps_two_zeros():
     assert 24 < float(t.max()) / a
     assert not np.any(FL(t / np.float32(24)) == 0)
     assert int(np.sum(get_noise("div8")(u) == 0)) == 2
+
+
+def test_a_per_binade_fast_logs_zeros_are_one_grid_atom_not_a_pile_up():
+    from rslab import note
+
+    rows = div8.per_binade_rows(bits=(6, 8))
+    assert all(r["Div8 = scaled"] for r in rows)
+    empty, eight = rows
+    assert empty["values of t giving 0"] == 0 and empty["zeros per 2^20, scaled"] == 0
+    assert eight["values of t giving 0"] == 1
+    assert eight["zeros per 2^20, scaled"] <= 1.01 * eight["neighbour atom per 2^20"]
+    assert note.ZEROS_SCALED / 10 < eight["zeros per 2^20, scaled"] < note.ZEROS_SCALED

@@ -389,22 +389,38 @@ def validation_rows(u, exact: dict, n: int) -> tuple[list, list]:
     return mc_rows, exact_rows
 
 
-def per_binade_rows(bits=(6, 10, 16), log2: FastLog2 = DEFAULT_FASTLOG2) -> list[dict]:
+def per_binade_rows(bits=(6, 8, 10, 16), log2: FastLog2 = DEFAULT_FASTLOG2) -> list[dict]:
     """The textbook SFU (a fixed output LSB per binade, no absolute threshold) with each
     output width of ``bits``: its plateau, the zeros of the scaled and Div8 pipelines per
-    2^20 draws, and whether the two agree bit for bit over the lattice."""
+    2^20 draws, whether the two agree bit for bit over the lattice, how many values of t
+    give the scaled pipeline's g = 0 and the heavier of their grid neighbours per 2^20."""
     u = all_uniforms()
     rows = []
     for b in bits:
         cfg = log2.replace(output_fraction_bits=b, zero_threshold=0.0)
-        g_s = get_noise("scaled", log2=cfg)(u)
+        tr = get_noise("scaled", log2=cfg).trace(u)
         g_8 = get_noise("div8", log2=cfg)(u)
         lo, hi = cfg.plateau()
+        zero_t = np.unique(tr["t"][tr["g"] == 0])
         rows.append({"output LSB": f"2^-{b}", "plateau width": f"{hi - lo:.3g}",
-                     "zeros per 2^20, scaled": note.SAMPLES * float(np.mean(g_s == 0)),
+                     "zeros per 2^20, scaled": note.SAMPLES * float(np.mean(tr["g"] == 0)),
                      "zeros per 2^20, Div8": note.SAMPLES * float(np.mean(g_8 == 0)),
-                     "Div8 = scaled": bool(np.array_equal(g_s, g_8))})
+                     "Div8 = scaled": bool(np.array_equal(tr["g"], g_8)),
+                     "values of t giving 0": len(zero_t),
+                     "neighbour atom per 2^20": _neighbour_atom(tr["t"], zero_t)})
     return rows
+
+
+def _neighbour_atom(t: np.ndarray, zero_t: np.ndarray) -> float | None:
+    """The heavier of the two grid values of ``t`` beside the single value ``zero_t``, per
+    2^20 draws (None when no value, or several, give 0)."""
+    if len(zero_t) != 1:
+        return None
+    near = t[np.abs(t - zero_t[0]) < 0.01]
+    vals, counts = np.unique(near, return_counts=True)
+    i = int(np.searchsorted(vals, zero_t[0]))
+    side = [counts[j] for j in (i - 1, i + 1) if 0 <= j < len(vals)]
+    return note.SAMPLES * max(side) / t.size
 
 
 def div_k_atom(k: float, log2: FastLog2 = DEFAULT_FASTLOG2) -> dict:
