@@ -35,6 +35,13 @@ def test_the_recommended_draw_rounds_float32_block_sums_and_draws_two_uniforms()
     assert rec["sums_share"] == pytest.approx(1.741e-13 / 1.879e-13, abs=2e-3)
 
 
+def test_with_exact_block_sums_the_bound_would_be_a_tiny_share_of_itself():
+    """Without the block sums' rounding (γ = 0) the bound is 2.90e-16, 0.15 % of 1.879e-13:
+    the cross term, too, exists only because of the block sums."""
+    rec = intro.recommended()
+    assert rec["exact_sums_share"] == pytest.approx(2.90e-16 / 1.879e-13, rel=0.02)
+
+
 def test_a_slowdown_is_never_called_a_speedup():
     assert intro.speed_words(2.883) == "2.88× faster"
     assert intro.speed_words(0.939) == "1.06× slower"
@@ -174,6 +181,27 @@ def test_div8s_tail_falls_short_from_about_ten_and_the_flat_target_lies_there():
     p = target_probs(random_target_logits(1, 0, VOCAB, seed=5, scale=1.5)[0, 0]).astype(float)
     assert p[-np.log2(p) > y_short].sum() > 0.95
     assert alg.best_below_zero(p, "div8") == pytest.approx(0.906, abs=0.005)
+
+
+def test_the_tokens_div8_cannot_lift_above_zero_win_far_fewer_draws_than_their_mass():
+    """Tokens of p < 2^-g_max(div8) hold 0.72 of the flat target's mass but win only
+    0.424-0.430 of div8's draws (exact bounds over the lattice; 4,000 seeded draws give 0.422
+    ± 0.008), fewer than the 0.906 of draws whose best score is below 0."""
+    p = target_probs(random_target_logits(1, 0, VOCAB, seed=5, scale=1.5)[0, 0]).astype(float)
+    below = 2.0 ** -alg.noise_range("div8")[1]
+    lo, hi = alg.share_won(p, "div8", below)
+    assert 0.42 < lo <= hi < 0.435 and hi - lo < 0.01
+    assert p[p < below].sum() == pytest.approx(0.72, abs=0.005)
+
+
+def test_share_won_brackets_the_mass_on_a_small_row_with_a_fine_noise():
+    """With the exact noise (close to the ideal law) a token's share of the draws is its
+    probability: the bracket holds 1/4 for the token of p = 1/4."""
+    q = np.array([0.5, 0.25, 0.125, 0.125])
+    lo, hi = alg.share_won(q, "exact", 0.3)
+    lo_light, hi_light = alg.share_won(q, "exact", 0.2)
+    assert lo_light <= 0.25 <= hi_light and hi_light - lo_light < 0.01
+    assert lo <= 0.5 <= hi
 
 
 def test_tail_helpers_on_a_made_up_tail():

@@ -136,6 +136,31 @@ def best_below_zero(probs, name: str) -> float:
         return float(np.exp(np.sum(np.log(below))))
 
 
+def share_won(probs, name: str, below: float, step: float = 0.02) -> tuple[float, float]:
+    """Bounds (lower, upper) on the share of the draws that the tokens of p < ``below`` win,
+    with independent noises of the pipeline ``name`` over the 2^24-point lattice, in exact
+    arithmetic on its values. Both groups' best-score laws are exact products of the noise's
+    distribution function; only the grid of ``step`` over which they are compared brackets
+    the answer. (The ideal noise gives those tokens' mass.)"""
+    g = np.sort(get_noise(name)(all_uniforms()).astype(np.float64))
+    p = np.asarray(probs, np.float64)
+    logs, counts = np.unique(np.log2(p[p > 0]), return_counts=True)
+    light = logs < np.log2(below)
+    v = np.arange(logs[0] + g[0] - step, logs[-1] + g[-1] + 2 * step, step)
+
+    def best_at_most(group):
+        total = np.zeros(v.size)
+        with np.errstate(divide="ignore"):
+            for a, n in zip(logs[group], counts[group], strict=True):
+                total += n * np.log(np.searchsorted(g, v - a, side="right") / g.size)
+        return np.exp(total)
+
+    light_cdf, heavy_cdf = best_at_most(light), best_at_most(~light)
+    rises = np.diff(light_cdf)
+    return (float(np.sum(rises * heavy_cdf[:-1])),
+            float(light_cdf[0] + np.sum(rises * heavy_cdf[1:])))
+
+
 def infinite_share(name: str) -> float:
     """The share of the lattice's uniforms for which the noise pipeline ``name`` is +inf."""
     return float(np.mean(np.isposinf(get_noise(name)(all_uniforms()))))

@@ -56,14 +56,17 @@ def slower_phases(row: dict) -> list[str]:
 def recommended(vocab: int = note.VOCAB) -> dict:
     """The recommended draw's name, shape and guarantee at ``vocab``: blocks of ``LANES``
     tokens, its uniforms and their bits; its χ² bound over every row of weights in
-    [0, MAX_WEIGHT] and the share of it that the float32 block sums' rounding makes; the
-    samples below which no test's advantage exceeds ``ADVANTAGE``, and the largest advantage
-    any test has at the book's target of ``DETECT_TARGET`` samples."""
+    [0, MAX_WEIGHT], the share of it that the float32 block sums' own term makes, and the
+    bound with exact block sums (γ = 0: the quantisation and lattice levels alone) as a share
+    of it; the samples below which no test's advantage exceeds ``ADVANTAGE``, and the largest
+    advantage any test has at the book's target of ``DETECT_TARGET`` samples."""
     bound = chi2_bound(vocab)
+    terms = guarantee_terms(vocab)
+    exact_sums = terms["k1"] + terms["k2"] + terms["k1"] * terms["k2"]
     return {"name": variant_name(*RECOMMENDED), "bound": bound, "advantage": ADVANTAGE,
             "samples": samples_no_test_sees(bound), "target": DETECT_TARGET,
             "advantage_at_target": math.sqrt(DETECT_TARGET * bound / 2),
-            "sums_share": guarantee_terms(vocab)["share_sums"],
+            "sums_share": terms["share_sums"], "exact_sums_share": exact_sums / terms["total"],
             "max_weight_log2": round(math.log2(MAX_WEIGHT)), "uniform_bits": UNIFORM_BITS,
             "uniforms": WORDS_PER_ROW // UNIFORM_WORDS, "lanes": LANES}
 
