@@ -537,6 +537,19 @@ def _and(items) -> str:
     return ", ".join(items[:-1]) + " and " + items[-1] if len(items) > 1 else "".join(items)
 
 
+def tie_choice(names, log2: FastLog2, divisors: tuple = KNOB_DIVISORS) -> dict:
+    """Divisors ``names`` tied on λ (one ``knob_winners`` entry) under ``log2``: their
+    ``atom_rows``, the λ margin between them, and the one whose plateau atom and KS
+    distance are both the smallest (None if no one's are)."""
+    by_name = {search.divisor_name(k): k for k in divisors}
+    rows = atom_rows(tuple(by_name[n] for n in names), log2)
+    lam = [r["lam"] for r in rows]
+    both = [r for r in rows if all(r["atom"] <= o["atom"] and r["exact_ks"] <= o["exact_ks"]
+                                   for o in rows)]
+    return {"rows": rows, "margin": max(lam) / min(lam) - 1,
+            "choice": both[0]["name"] if both else None}
+
+
 def knob_knee(study: dict, tol: float = 0.03) -> int:
     """The smallest knob value from which on (over the values of ``study``) no divisor's λ
     varies by more than ``tol`` (relative)."""

@@ -170,9 +170,12 @@ def plot_tail(laws: dict, deltas, wins: dict, m: int = tails.VOCAB - 1):
 
 
 @functools.lru_cache(maxsize=16)
+@functools.lru_cache(maxsize=32)
 def knob_landscape(log2: FastLog2, divisors: tuple) -> np.ndarray:
-    """Exact λ for each divisor under one emulator config (cached per config)."""
-    return search.lambda_by_divisor(divisors, log2)
+    """Exact λ for each divisor under one emulator config (cached per config, read-only)."""
+    lam = search.lambda_by_divisor(divisors, log2)
+    lam.flags.writeable = False
+    return lam
 
 
 def draw_knob_frame(log2: FastLog2, divisors: tuple, label: str, samples: float = 1e9):
