@@ -98,6 +98,7 @@ def test_numbers_for_a_reader():
     assert ch.sci(6666.0) == "6,700" and ch.sci(1.06e11, 3) == "1.06·10¹¹"
     assert ch.sci(3.4e-29) == "3.4·10⁻²⁹" and ch.sci(6.66) == "6.7"
     assert ch.sci(1.064e11, rounding="down") == "1.0·10¹¹"  # a threshold: never rounded up
+    assert ch.sci(3571, 1, rounding="down") == "3,000" and ch.sci(3571, 1) == "4,000"
     assert ch.bound_text(1.0645e11) == "1.06·10¹¹" and ch.bound_text(0.5) == "< 1"
     assert ch.samples_text(float("inf")) == "no number of samples"
     assert ch.samples_text(1.5e10) == "1.5·10¹⁰ samples"

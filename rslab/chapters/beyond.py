@@ -132,13 +132,14 @@ def token_agreement(outputs: dict, a: str, b: str) -> dict:
 
 def sci(x: float, digits: int = 2, rounding: str = "nearest") -> str:
     """A positive number for a reader: ``1.8·10⁵``, plain below 10,000 (``—`` for NaN, ``∞``);
-    ``rounding`` "up" or "down" for a bound or a threshold (scientific notation only)."""
+    ``rounding`` "up" or "down" for a bound or a threshold (from 1 up)."""
     if x is None or np.isnan(x):
         return "—"
     if np.isinf(x):
         return "∞"
     if 1 <= abs(x) < 1e4:
-        rounded = float(f"{x:.{digits}g}")
+        mantissa, exponent = significant(x, digits, rounding)
+        rounded = float(mantissa.scaleb(exponent))
         return f"{rounded:,.0f}" if rounded >= 10 ** (digits - 1) else f"{rounded:g}"
     if 1e-3 <= abs(x) < 1:
         return f"{x:.{digits}g}"
@@ -357,7 +358,7 @@ def tail_test(p_mass: float, P_mass: float, samples: float) -> dict:
     advantage. Rejecting "the samples are the target's" when none appears: the fewest samples
     at which its level is ``ALPHA``, and its power there."""
     def shown(mass, n):
-        return float(-np.expm1(n * np.log1p(-mass)))
+        return float(np.clip(-np.expm1(n * np.log1p(-max(mass, 0.0))), 0.0, 1.0))
 
     level = int(np.ceil(np.log(1 / ALPHA) / -np.log1p(-p_mass)))
     size, power = shown(P_mass, samples), shown(p_mass, samples)
