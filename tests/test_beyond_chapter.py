@@ -98,6 +98,7 @@ def test_numbers_for_a_reader():
     assert ch.sci(6666.0) == "6,700" and ch.sci(1.06e11, 3) == "1.06·10¹¹"
     assert ch.sci(3.4e-29) == "3.4·10⁻²⁹" and ch.sci(6.66) == "6.7"
     assert ch.sci(1.064e11, rounding="down") == "1.0·10¹¹"  # a threshold: never rounded up
+    assert ch.sci(3571, 1, rounding="down") == "3,000" and ch.sci(3571, 1) == "4,000"
     assert ch.bound_text(1.0645e11) == "1.06·10¹¹" and ch.bound_text(0.5) == "< 1"
     assert ch.samples_text(float("inf")) == "no number of samples"
     assert ch.samples_text(1.5e10) == "1.5·10¹⁰ samples"
@@ -109,6 +110,26 @@ def test_never_drawn_tokens_of_a_bf16_row():
     nd = ch.never_drawn(V)
     assert nd["tokens"] > 0 and nd["half"] == pytest.approx(np.log(2) / -np.log1p(-nd["mass"]))
     assert nd["bound_tv"] <= nd["best"]["samples"] <= nd["half"] + 1
+    assert nd["level"] == pytest.approx(np.log(1000) / -np.log1p(-nd["mass"]))
+
+
+def test_the_appearance_test_both_ways_on_a_tail_the_draw_gives_too_rarely():
+    """Div8-like: tail mass 0.1 under the target, 7e-4 under the draw. Rejecting the draw when
+    a tail token appears in 7 samples is rarely wrong and right about half the time; rejecting
+    the target when none appears needs 66 samples for level 10^-3."""
+    t = ch.tail_test(0.1, 7e-4, 7)
+    assert t["size"] == pytest.approx(1 - (1 - 7e-4) ** 7) and t["size"] < 0.01
+    assert t["power"] == pytest.approx(1 - 0.9 ** 7) and t["advantage"] >= 0.5
+    assert t["level_samples"] == 66 and 0.9 ** 66 <= 1e-3 < 0.9 ** 65
+    assert t["level_power"] == pytest.approx((1 - 7e-4) ** 66)
+
+
+def test_the_lattice_check_cannot_tell_lambda_zero_from_no_bias():
+    """At a row size dividing 2^24 the one-word inverse CDF is unbiased on a flat row: λ is 0,
+    its band is the no-bias band, and a 1 % test rejects it 1 % of the time."""
+    r = dc.invcdf_montecarlo(flat(4096), 2**18)
+    assert r["lam"] == 0 and r["predicted_band"] == pytest.approx(r["null_band"])
+    assert r["separation"] == pytest.approx(0.01)
 
 
 def test_the_ks_point_of_two_divisors_is_one_point():
@@ -157,3 +178,10 @@ def test_argmax_monte_carlo_p_value_is_simulated_from_the_exact_law():
     assert (out["target_distance"] > out["tail_resolved"]) == (out["target_power"] > 0.5)
     again = ch.argmax_montecarlo(targets.peaked(0.2, 1024), "gumbel", "div8", 600)
     assert again["p_simulated"] == out["p_simulated"]
+
+
+def test_the_lattice_check_separation_grows_with_lambda():
+    """A row size not dividing 2^24 has λ > 0; the 1 % test's power lies above its size."""
+    r = dc.invcdf_montecarlo(flat(3000), 2**18)
+    assert r["lam"] > 0 and r["null_band"][0] < r["predicted_band"][0]
+    assert 0.01 < r["separation"] < 1

@@ -34,6 +34,7 @@ from rslab.kernels.sampler.scenarios import run_draws
 from rslab.numerics import adversary, appearance, fixed_invcdf
 from rslab.numerics import divergence_bound as db
 from rslab.numerics import draw_comparison as dc
+from rslab.numerics.detect import ALPHA
 from rslab.numerics.methods import RECOMMENDED, draw, resolve_noise, sampler_draws, variant_name
 from rslab.numerics.stats import gumbel2_cdf
 from rslab.numerics.targets import VOCAB
@@ -131,13 +132,14 @@ def token_agreement(outputs: dict, a: str, b: str) -> dict:
 
 def sci(x: float, digits: int = 2, rounding: str = "nearest") -> str:
     """A positive number for a reader: ``1.8·10⁵``, plain below 10,000 (``—`` for NaN, ``∞``);
-    ``rounding`` "up" or "down" for a bound or a threshold (scientific notation only)."""
+    ``rounding`` "up" or "down" for a bound or a threshold (from 1 up)."""
     if x is None or np.isnan(x):
         return "—"
     if np.isinf(x):
         return "∞"
     if 1 <= abs(x) < 1e4:
-        rounded = float(f"{x:.{digits}g}")
+        mantissa, exponent = significant(x, digits, rounding)
+        rounded = float(mantissa.scaleb(exponent))
         return f"{rounded:,.0f}" if rounded >= 10 ** (digits - 1) else f"{rounded:g}"
     if 1e-3 <= abs(x) < 1:
         return f"{x:.{digits}g}"
@@ -307,7 +309,8 @@ def rng_table(checks: list[dict]) -> str:
         "model": r["model"], "key": str(r["key"]), "words": f"{r['words']:,}",
         "top 8 bits: χ²": f"{r['top 8 bits']['chi2']:.1f}",
         "p-value": f"{r['top 8 bits']['p']:.2g}", "top 14 bits: p-value":
-        f"{r['top 14 bits']['p']:.2g}", "pairs 128 apart: χ²": f"{r['lag-128 pairs']['chi2']:.1f}",
+        f"{r['top 14 bits']['p']:.2g}",
+        "pairs 128 apart: χ² (approximate)": f"{r['lag-128 pairs']['chi2']:.1f}",
         "p-value ": f"{r['lag-128 pairs']['p']:.2g}"} for r in checks])
 
 
@@ -327,8 +330,9 @@ def ks_point(g) -> tuple[float, float]:
 def never_drawn(vocab: int, scale: float = 8.0) -> dict:
     """The float32 inverse CDF (``wide48``) on the row of BF16 logits of scale ``scale``: the
     tokens it never draws and their mass, the appearance test on them (samples at which its
-    advantage reaches ½, and its advantage at 10^10 samples), the TV and χ², the largest χ²
-    term and its token's probabilities, and the bound's two forms."""
+    advantage reaches ½, its advantage at 10^10 samples, and the samples at which the test
+    that rejects the target when none of them appears has level 10^-3), the TV and χ², the
+    largest χ² term and its token's probabilities, and the bound's two forms."""
     w = adversary.logit_weights(adversary.bf16_logits(vocab, scale))
     P, p = exact_token_probs(w, "invcdf", "wide48"), adversary.target_of(w)
     never = (P == 0) & (p > 0)
@@ -338,6 +342,7 @@ def never_drawn(vocab: int, scale: float = 8.0) -> dict:
     f = db.figures(P, p)
     return {"row": f"bf16 logits(σ={scale:g})", "tokens": int(never.sum()), "mass": mass,
             "half": float(np.log(2) / -np.log1p(-mass)),
+            "level": float(np.log(1 / ALPHA) / -np.log1p(-mass)),
             "at_target": float(-np.expm1(DETECT_TARGET * np.log1p(-mass))),
             "best": appearance.samples_to_see(P, p), "tv": f["tv"], "chi2": f["chi2"],
             "top_share": float(terms[top] / terms.sum()), "top_p": float(p[top]),
@@ -346,12 +351,29 @@ def never_drawn(vocab: int, scale: float = 8.0) -> dict:
             "detect_vectors": f["detect_vectors"]}
 
 
+def tail_test(p_mass: float, P_mass: float, samples: float) -> dict:
+    """The appearance test on a set of target mass ``p_mass`` that the draw gives only
+    ``P_mass``, both ways. Rejecting "the samples are the draw's" when a token of the set
+    appears among ``samples``: its size (under the draw), power (under the target) and
+    advantage. Rejecting "the samples are the target's" when none appears: the fewest samples
+    at which its level is ``ALPHA``, and its power there."""
+    def shown(mass, n):
+        return float(np.clip(-np.expm1(n * np.log1p(-max(mass, 0.0))), 0.0, 1.0))
+
+    level = int(np.ceil(np.log(1 / ALPHA) / -np.log1p(-p_mass)))
+    size, power = shown(P_mass, samples), shown(p_mass, samples)
+    return {"size": size, "power": power, "advantage": power - size,
+            "level_samples": level, "level_power": 1 - shown(P_mass, level)}
+
+
 def never_drawn_table(nd: dict) -> str:
     """:func:`never_drawn`'s bound and tests, each with its samples."""
     rows = [("no test gains 0.1 before: a / TV", nd["bound_tv"]),
             ("no test gains 0.1 before: 2a² / χ² (below one sample: says nothing)",
              nd["bound_chi2"]),
             ("appearance test, the never-drawn tokens: advantage ½ at", nd["half"]),
+            ("the same tokens, rejecting the target at level 10⁻³ when none appears",
+             nd["level"]),
             ("appearance test, the best likelihood-ratio set: advantage ½ at",
              nd["best"]["samples"]),
             ("χ² over tokens, power ½ at", nd["detect_tokens"]),

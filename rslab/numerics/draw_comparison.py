@@ -146,6 +146,9 @@ def invcdf_montecarlo(target, samples: int, *, seed: int = 1, noise: str = "u24"
     token's count is hypergeometric: its variance is the multinomial one times
     ``fpc = 1 − n/2^32`` (the finite-population correction). The null χ² is therefore
     ``fpc · χ²(df)`` and the predicted χ² against the target ``fpc · χ²(df, nλ/fpc)``.
+    ``null_band`` is the band of that χ² were the draw unbiased (λ = 0), and ``separation``
+    the chance that a 1 % test of "no bias" rejects at the exact λ: how well n samples can
+    tell the exact λ from no bias at all.
     """
     if noise != "u24":
         raise ValueError("noise: the lattice engine draws one word per sample (u24)")
@@ -164,11 +167,14 @@ def invcdf_montecarlo(target, samples: int, *, seed: int = 1, noise: str = "u24"
     lam = float(((exact - p) ** 2 / p).sum())
     fpc = mc.stream_fpc(samples)
     predicted = mc.predicted_chi2(lam, samples, n_bins=target.vocab, fpc=fpc)
+    null = mc.predicted_chi2(0.0, samples, n_bins=target.vocab, fpc=fpc)
     return {"samples": samples, "drawn_where_exact_is_zero": int(drawn[~live].sum()),
             "fpc": fpc, "chi2_exact": chi_exact, "df_exact": df,
             "p_exact": float(sps.chi2.sf(chi_exact / fpc, df)),
             "chi2_target": chi_target, "df_target": target.vocab - 1,
             "predicted_mean": float(predicted.mean()),
             "predicted_band": [float(x) for x in predicted.ppf([0.005, 0.995])],
+            "lam": lam, "null_band": [float(x) for x in null.ppf([0.005, 0.995])],
+            "separation": float(predicted.sf(null.ppf(0.99))),
             "p_target_null": float(sps.chi2.sf(chi_target / fpc, target.vocab - 1)),
             "seconds": time.perf_counter() - start}
