@@ -6,9 +6,9 @@
   whose answer cell is not is caught by :func:`rslab.student.leaks`;
 - every page of the book: the names its solutions cite come from cells tagged ``solution``
   (every page's do);
-- ``leaks`` (``make leak-test``): the whole students' book at quick scale searched for the
-  full book's answers: solution sentences and numbers, and the cells computing them (their
-  claims and definitions): none may show.
+- ``leaks`` (``make leak-test``): the whole students' book at quick scale, each page's files
+  searched for that page's answers in the full book: solution sentences and numbers, and
+  the cells computing them (their claims and definitions): none may show.
 """
 
 import os
@@ -163,3 +163,15 @@ def test_lab_student_mode_serves_the_stripped_pages(tmp_path, monkeypatch):
     assert "How much is 1 and two thirds" in text and "answer =" not in text
     assert "{solution}" not in text
     assert "answer =" in (tmp_path / "book" / "page.md").read_text()  # the book is untouched
+
+
+def test_a_pages_answer_is_searched_in_that_pages_files_only():
+    """A figure another page computes (or times) is not this page's answer leaking."""
+    from rslab.student import _own_files
+
+    published = {"book/06_div14.html": "", "_sources/book/06_div14.ipynb": "",
+                 "_sources/book/06_div14.md": "", "book/02_machine.html": "",
+                 "_sources/book/02_machine.md": "", "_downloads/ab12/06_div14.ipynb": ""}
+    assert set(_own_files(published, "book/06_div14.html")) == {
+        "book/06_div14.html", "_sources/book/06_div14.ipynb", "_sources/book/06_div14.md",
+        "_downloads/ab12/06_div14.ipynb"}
