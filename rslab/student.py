@@ -219,19 +219,21 @@ def _forms(mark: str) -> list[str]:
 
 
 def _own_files(published: dict, page: str) -> dict:
-    """The files of ``published`` that are ``page``'s (its HTML, its sources and downloads):
-    a page's answer is searched where that page is published, so that the same figure
-    computed or timed on another page is not taken for it."""
+    """The files of ``published`` that are ``page``'s (its HTML, its sources and downloads),
+    where a solution's numbers are searched: a figure another page computes or times (a rate
+    of 2.77 points per second) is not that page's answer, while its sentences and answer
+    cells are searched in every file."""
     stem = Path(page).name.split(".")[0]
     return {name: text for name, text in published.items()
             if Path(name).name.split(".")[0] == stem}
 
 
 def leaks(full_html, student_html) -> list[str]:
-    """Every solution sentence and number of the full build that the students' build
-    publishes in the same page's files and that no reader of the full build sees outside
-    the solutions (on any page: the prose, the tables and figures' text, not a cell's source
-    nor anything folded away): ``PAGE: "text" in FILE``."""
+    """Every solution sentence (in any file) and number (in its page's files,
+    :func:`_own_files`) of the full build that the students' build publishes and that no
+    reader of the full build sees outside the solutions (on any page: the prose, the tables
+    and figures' text, not a cell's source nor anything folded away), and every line of a
+    cell computing an answer: ``PAGE: "text" in FILE``."""
     full_html, student_html = Path(full_html), Path(student_html)
     published = {p.relative_to(student_html).as_posix(): _flat(p.read_text(
         encoding="utf-8", errors="replace")) for p in sorted(student_html.rglob("*"))
@@ -246,17 +248,17 @@ def leaks(full_html, student_html) -> list[str]:
                                        if ASSIGNED.match(line) and _defined(line) & set(names)]
             for mark in marks:
                 found += [f"{page}: answer cell ({', '.join(names)}): {mark!r} in {name}"
-                          for name, text in _own_files(published, page).items()
-                          if _flat(mark) in text]
+                          for name, text in published.items() if _flat(mark) in text]
     for page, parsed in pages.items():
         for solution in parsed.solutions:
             sentences, numbers = solution_marks(" ".join(solution))
             marks = [m for m in sentences + numbers
                      if not any(_contains(shown, f, NUMBER.fullmatch(m)) for f in _forms(m))]
             for mark in marks:
-                own = _own_files(published, page.name)
-                where = [name for name, text in own.items()
-                         if any(_contains(text, f, NUMBER.fullmatch(mark)) for f in _forms(mark))]
+                number = NUMBER.fullmatch(mark)
+                files = _own_files(published, page.name) if number else published
+                where = [name for name, text in files.items()
+                         if any(_contains(text, f, number) for f in _forms(mark))]
                 found += [f"{page.relative_to(full_html).as_posix()}: {mark!r} in {w}"
                           for w in where]
     return found

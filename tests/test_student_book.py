@@ -6,9 +6,10 @@
   whose answer cell is not is caught by :func:`rslab.student.leaks`;
 - every page of the book: the names its solutions cite come from cells tagged ``solution``
   (every page's do);
-- ``leaks`` (``make leak-test``): the whole students' book at quick scale, each page's files
-  searched for that page's answers in the full book: solution sentences and numbers, and
-  the cells computing them (their claims and definitions): none may show.
+- ``leaks`` (``make leak-test``): every file of the whole students' book at quick scale
+  searched for the full book's answers: solution sentences and the cells computing them
+  (their claims and definitions) in every file, solution numbers in their page's files:
+  none may show.
 """
 
 import os
@@ -166,7 +167,7 @@ def test_lab_student_mode_serves_the_stripped_pages(tmp_path, monkeypatch):
 
 
 def test_a_pages_answer_is_searched_in_that_pages_files_only():
-    """A figure another page computes (or times) is not this page's answer leaking."""
+    """A number another page computes (or times) is not this page's answer leaking."""
     from rslab.student import _own_files
 
     published = {"book/06_div14.html": "", "_sources/book/06_div14.ipynb": "",
