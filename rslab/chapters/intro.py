@@ -2,12 +2,12 @@
 note's)."""
 
 import math
-from decimal import ROUND_CEILING, Decimal
+from decimal import Decimal
 
 from rslab import note
 from rslab.chapters.beyond import DETECT_TARGET
 from rslab.chapters.fixed_point import guarantee_terms
-from rslab.chapters.prose import significant
+from rslab.chapters.prose import ROUNDING, significant
 from rslab.chapters.results import headline
 from rslab.kernels.sampler.scenarios import run_scenarios
 from rslab.numerics.divergence_bound import ADVANTAGE, samples_no_test_sees
@@ -85,7 +85,7 @@ def sci(x: float, digits: int = 2, rounding: str = "nearest") -> str:
 
 def ceil_to(x: float, decimals: int) -> str:
     """``x`` rounded up to ``decimals`` places, for a bound in prose: 0.03065 → "0.031"."""
-    return f"{Decimal(repr(float(x))).quantize(Decimal(1).scaleb(-decimals), ROUND_CEILING)}"
+    return f"{Decimal(repr(float(x))).quantize(Decimal(1).scaleb(-decimals), ROUNDING['up'])}"
 
 
 def speed_words(speedup: float) -> str:

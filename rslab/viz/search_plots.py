@@ -169,7 +169,6 @@ def plot_tail(laws: dict, deltas, wins: dict, m: int = tails.VOCAB - 1):
     return fig
 
 
-@functools.lru_cache(maxsize=16)
 @functools.lru_cache(maxsize=32)
 def knob_landscape(log2: FastLog2, divisors: tuple) -> np.ndarray:
     """Exact λ for each divisor under one emulator config (cached per config, read-only)."""

@@ -36,6 +36,7 @@ import numpy as np
 from rslab.kernels.ops.invcdf import PACKED_PER_ITER, Layout, scratch_bytes, scratch_layout
 from rslab.machine.bf16 import BLOCK, LANES, pack_rows
 from rslab.machine.simulator import DEFAULT_MAX_STEPS, MAX_STEPS_LIMIT
+from rslab.note import VOCAB as NOTE_VOCAB
 from rslab.randomness import PURPOSES, fast_key, philox_key
 
 PACKED_BYTES = 4 * LANES
@@ -49,9 +50,9 @@ def _align(x: int, a: int = PACKED_BYTES) -> int:
     return -(-x // a) * a
 
 
-STEP_ROWS = 40 * 154_880
+STEP_ROWS = 40 * NOTE_VOCAB
 """The work (rows × tokens) the simulator's default step budget covers: the note's
-all-accept test point, 40 rows of 154,880 tokens, which runs within it."""
+all-accept test point, 40 rows of the note's vocabulary, which runs within it."""
 
 
 def step_budget(rows: int, vocab: int) -> int:
