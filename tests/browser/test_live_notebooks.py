@@ -104,6 +104,13 @@ def beyond_sentence(tail: float) -> str:
     return f"exact law predicts {mc['expected'][1] + mc['expected'][3]:.1f}"
 
 
+def many_cores_sentence(hop: int) -> str:
+    from rslab.machine.config import ChipConfig
+
+    chip = ChipConfig(hop_latency=hop)
+    return f"{chip.barrier_latency(16)} cycles for 16 cores and {chip.barrier_latency(64)}"
+
+
 SENTENCES = {
     # chapter: (text of the parameter line, its edit, the sentence's start, expected(before),
     #           expected(after))
@@ -117,6 +124,9 @@ SENTENCES = {
                 lambda: results_sentence(768)),
     "beyond": ("MC_TAIL = 0.2", "MC_TAIL = 0.25", "The argmax draws.",
                lambda: beyond_sentence(0.2), lambda: beyond_sentence(0.25)),
+    "many_cores": ("chip = ChipConfig()\n", "chip = ChipConfig(hop_latency=20)\n",
+                   "What carries over is a ratio", lambda: many_cores_sentence(9),
+                   lambda: many_cores_sentence(20)),
 }
 """How each chapter's test edits one parameter and finds the number in a sentence."""
 RAW_MYST = ("{glue", "{eval", "{cite", "```{admonition}", ":::{admonition}")
@@ -129,12 +139,19 @@ def expected_beyond():
     return ch.tail_figure(ch.swept_draws("quick"), ch.page_vocab("quick"))(tail=0.037)[1]
 
 
+def expected_many_cores():
+    from rslab.chapters import many_cores as ch
+
+    return ch.live_figure()(16, 2, "sequential", 1152)[1]
+
+
 CHAPTERS = {
     # chapter: (page, label of the control, value typed, its text in the status, expected caption)
     "machine": ("02_machine.md", "SFU latency", "17", "SFU latency = 17", expected_machine),
     "div8": ("05_div8.md", "divisor k", "5.5", "divisor k = 5.5", expected_div8),
     "results": ("09_results.md", "vocab V", "768", "vocab V = 768", expected_results),
     "beyond": ("07_beyond.md", "tail mass", "0.037", "tail mass = 0.037", expected_beyond),
+    "many_cores": ("10_many_cores.md", "cores", "16", "cores = 16", expected_many_cores),
 }
 
 
