@@ -218,19 +218,9 @@ def _forms(mark: str) -> list[str]:
     return forms
 
 
-def _own_files(published: dict, page: str) -> dict:
-    """The files of ``published`` that are ``page``'s (its HTML, its sources and downloads),
-    where a solution's numbers are searched: a figure another page computes or times (a rate
-    of 2.77 points per second) is not that page's answer, while its sentences and answer
-    cells are searched in every file."""
-    stem = Path(page).name.split(".")[0]
-    return {name: text for name, text in published.items()
-            if Path(name).name.split(".")[0] == stem}
-
-
 def leaks(full_html, student_html) -> list[str]:
-    """Every solution sentence (in any file) and number (in its page's files,
-    :func:`_own_files`) of the full build that the students' build publishes and that no
+    """Every solution sentence and number (of three or more significant digits) of the full
+    build that a file of the students' build publishes and that no
     reader of the full build sees outside the solutions (on any page: the prose, the tables
     and figures' text, not a cell's source nor anything folded away), and every line of a
     cell computing an answer: ``PAGE: "text" in FILE``."""
@@ -256,8 +246,7 @@ def leaks(full_html, student_html) -> list[str]:
                      if not any(_contains(shown, f, NUMBER.fullmatch(m)) for f in _forms(m))]
             for mark in marks:
                 number = NUMBER.fullmatch(mark)
-                files = _own_files(published, page.name) if number else published
-                where = [name for name, text in files.items()
+                where = [name for name, text in published.items()
                          if any(_contains(text, f, number) for f in _forms(mark))]
                 found += [f"{page.relative_to(full_html).as_posix()}: {mark!r} in {w}"
                           for w in where]

@@ -8,8 +8,9 @@
   (every page's do);
 - ``leaks`` (``make leak-test``): every file of the whole students' book at quick scale
   searched for the full book's answers: solution sentences and the cells computing them
-  (their claims and definitions) in every file, solution numbers in their page's files:
-  none may show.
+  (their claims and definitions) and solution numbers, in every file: none may show (a time
+  a page measures is printed with two significant digits, ``prose.seconds``, so it cannot
+  pass for an answer's three).
 """
 
 import os
@@ -166,13 +167,11 @@ def test_lab_student_mode_serves_the_stripped_pages(tmp_path, monkeypatch):
     assert "answer =" in (tmp_path / "book" / "page.md").read_text()  # the book is untouched
 
 
-def test_a_pages_answer_is_searched_in_that_pages_files_only():
-    """A number another page computes (or times) is not this page's answer leaking."""
-    from rslab.student import _own_files
+def test_a_measured_time_has_two_significant_digits():
+    """The leak search takes numbers of three significant digits: a time never is one."""
+    from rslab.chapters.prose import seconds
+    from rslab.student import significant_digits
 
-    published = {"book/06_div14.html": "", "_sources/book/06_div14.ipynb": "",
-                 "_sources/book/06_div14.md": "", "book/02_machine.html": "",
-                 "_sources/book/02_machine.md": "", "_downloads/ab12/06_div14.ipynb": ""}
-    assert set(_own_files(published, "book/06_div14.html")) == {
-        "book/06_div14.html", "_sources/book/06_div14.ipynb", "_sources/book/06_div14.md",
-        "_downloads/ab12/06_div14.ipynb"}
+    shown = [seconds(x) for x in (0.0123, 2.77, 9.96, 67.4, 186.0, 1234.5)]
+    assert shown == ["0.012", "2.8", "10", "67", "190", "1,200"]
+    assert all(significant_digits(s) <= 2 for s in shown)

@@ -36,6 +36,15 @@ def significant(x: float, digits: int, rounding: str = "nearest") -> tuple[Decim
     return mantissa, exponent
 
 
+def seconds(x: float) -> str:
+    """A time (or rate) the page measured, with two significant digits: what a clock
+    resolves, and never a number of three digits that could pass for an exercise's answer
+    (the students' book's leak search, ``rslab.student``)."""
+    mantissa, exponent = significant(x, 2)
+    value = mantissa.scaleb(exponent)
+    return f"{value:,.0f}" if exponent >= 1 else f"{value:f}"
+
+
 def eval_names(markdown: str) -> list[str]:
     """The names the ``{eval}`` roles of ``markdown`` cite, in order (repeats kept)."""
     return EVAL_ROLE.findall(markdown)
