@@ -159,11 +159,24 @@ def test_the_reference_normalises_by_a_reciprocal_not_a_divide():
 def test_div8s_top_bin_shortfall_shows_at_ten_to_the_nine_not_at_two_to_the_twenty():
     """Under div8 the note's top bin holds ~99.84 % of its ideal share: at 2^20 samples that
     adds ~0.04 to the expected χ², at 10^9 ~39 (a ~6σ deficit on the bin)."""
-    share, lam = alg.top_bin_lambda("div8")
-    assert 0.998 < share < 0.999
-    assert note.SAMPLES * lam < 0.1 and 30 < note.CHI2_SAMPLES * lam < 50
-    exact_share, exact_lam = alg.top_bin_lambda("exact")
-    assert abs(exact_share - 1) < 1e-3 and note.CHI2_SAMPLES * exact_lam < 1
+    shares, lams = alg.bin_lambdas("div8")
+    assert shares.shape == lams.shape == (64,)
+    assert 0.998 < shares[-1] < 0.999
+    assert note.SAMPLES * lams[-1] < 0.1 and 30 < note.CHI2_SAMPLES * lams[-1] < 50
+    exact_shares, exact_lams = alg.bin_lambdas("exact")
+    assert abs(exact_shares[-1] - 1) < 1e-3 and note.CHI2_SAMPLES * exact_lams.sum() < 1
+
+
+def test_div8s_chi2_at_ten_to_the_nine_comes_mostly_from_bins_below_the_top():
+    """The whole div8 law adds ~791 to the expected 64-bin χ² at 10^9 (63 + 791 ≈ the note's
+    851.5, to which the fast log was calibrated); the top bin only ~39 of it, and bins 40, 38
+    and 55 lie further off than the top bin."""
+    _, lams = alg.bin_lambdas("div8")
+    total = note.CHI2_SAMPLES * lams.sum()
+    assert 700 < total < 900
+    assert abs(63 + total - note.CHI2_DIV8) < 20
+    assert lams[-1] < 0.1 * lams.sum()
+    assert set(np.argsort(-lams)[:3]) == {40, 38, 55}
 
 
 def test_div8s_tail_falls_short_from_about_ten_and_the_flat_target_lies_there():

@@ -18,6 +18,16 @@ def test_mismatch_frame_measures_the_overlap():
     assert isinstance(sp.draw_mismatch(0.0, R=2_000), Figure)
 
 
+def test_the_rounding_residual_at_no_mismatch_is_drawn_empty():
+    """At σ = 0 the residual is float32 rounding (mass ~1.7e-8): the lower panel draws no
+    bars, where its normalised form would show bars of 0.11 and 0.89."""
+    assert sp.mismatch_frame(0.0, R=2_000)["residual_mass"] < sp.EMPTY_RESIDUAL
+    empty = sp.draw_mismatch(0.0, R=2_000).axes[1]
+    assert not empty.patches and "not drawn" in empty.get_title()
+    drawn = sp.draw_mismatch(1.0, R=2_000).axes[1]
+    assert len(drawn.patches) == 10 and "normalised" in drawn.get_title()
+
+
 def test_log2p_bins_and_masses():
     p = np.array([0.5, 2.0**-11, 2.0**-17, 2.0**-20, 0.0])
     bins = sp.log2p_bins(p)

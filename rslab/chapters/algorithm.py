@@ -176,15 +176,16 @@ def top_bin_start(bins: int = NOTE_BINS) -> float:
     return float(-np.log2(-np.log2((bins - 1) / bins)))
 
 
-def top_bin_lambda(name: str, bins: int = NOTE_BINS) -> tuple[float, float]:
-    """The top one of ``bins`` bins that the ideal law fills equally, under the noise pipeline
+@memo.cached
+def bin_lambdas(name: str, bins: int = NOTE_BINS) -> tuple[np.ndarray, np.ndarray]:
+    """Each of ``bins`` bins that the ideal law fills equally, under the noise pipeline
     ``name`` (exact over the 2^24-point lattice): its probability as a share of the ideal
-    ``1/bins``, and its part ``bins · (P_top − 1/bins)²`` of the noncentrality: n samples'
-    expected χ² gains n times it from that bin (its deficit in standard deviations is the
-    root of that)."""
+    ``1/bins``, and its part ``bins · (P_bin − 1/bins)²`` of the noncentrality. n samples'
+    expected χ² (bins − 1 degrees of freedom) gains n times the sum; one bin's deviation in
+    standard deviations is the root of n times its part."""
     u = all_uniforms()
-    top = bin_counts(get_noise(name)(u), bins)[-1] / u.size
-    return float(top * bins), float(bins * (top - 1 / bins) ** 2)
+    probs = bin_counts(get_noise(name)(u), bins) / u.size
+    return probs * bins, bins * (probs - 1 / bins) ** 2
 
 
 PATH_LABELS = {"exact": "Exact", "div8": "Fast, div8"}

@@ -100,6 +100,11 @@ def mismatch_frame(mismatch, *, V=10, R=MISMATCH_REQUESTS, seed=0):
             "residual_mass": float(raw.sum(dtype=np.float64)), "fallback": not (raw > 0).any()}
 
 
+EMPTY_RESIDUAL = 1e-6
+"""Residual mass below which the mismatch figure draws the residual as empty: what is left
+is float32 rounding of p against q, and a rejection happens about that rarely."""
+
+
 def draw_mismatch(mismatch, *, V=10, R=MISMATCH_REQUESTS, seed=0) -> Figure:
     """Slider frame: p against q (overlap = acceptance) and the normalised residual."""
     d = mismatch_frame(mismatch, V=V, R=R, seed=seed)
@@ -111,9 +116,16 @@ def draw_mismatch(mismatch, *, V=10, R=MISMATCH_REQUESTS, seed=0) -> Figure:
     ax1.set(ylabel="probability", xticks=x,
             title=f"acceptance: Σ min(p, q) = {d['alpha']:.3f}, measured {d['measured']:.3f}")
     ax1.legend(fontsize=LEGEND)
-    ax2.bar(x, d["residual"], color=RES_COLOR, alpha=0.7)
-    title = ("residual is all zero: sample from p" if d["fallback"] else
-             f"residual max(0, p − q) (mass {d['residual_mass']:.3f}), normalised")
+    if d["fallback"]:
+        title = "residual is all zero: sample from p"
+    elif d["residual_mass"] < EMPTY_RESIDUAL:
+        title = f"residual max(0, p − q): mass {d['residual_mass']:.1g} (rounding), not drawn"
+    else:
+        title = f"residual max(0, p − q) (mass {d['residual_mass']:.3f}), normalised"
+    if d["residual_mass"] >= EMPTY_RESIDUAL or d["fallback"]:
+        ax2.bar(x, d["residual"], color=RES_COLOR, alpha=0.7)
+    else:
+        ax2.set_ylim(0, 1)
     ax2.set(xlabel="token", ylabel="probability", xticks=x, title=title)
     fig.suptitle(f"draft/target mismatch σ = {mismatch:g}  (R = {d['R']:,} requests)")
     fig.tight_layout()
