@@ -696,8 +696,10 @@ def exercise_runs(vocab: int = EXERCISE_VOCAB, *, third_valu: bool = True) -> di
     all-accept baseline's plan (``fr_naive_speedup``) and against its own (``fr_speedup``),
     the cycles per phase the first plan's baseline takes more than the second's
     (``fr_naive_over_own``, by phase name);
-    with ``third_valu``, each loop's II on two and three VALU slots (``ii_2``, ``ii_3``,
-    all-accept) and the all-accept speedup (``aa_speedup_2``, ``aa_speedup_3``)."""
+    with ``third_valu``, at all-accept on two and three VALU slots: each loop's II and stage
+    count (``ii_2``, ``stages_2``...), the optimised program's cycles per phase
+    (``phases_2``...), both programs' cycles (``opt_2``, ``base_2``...) and the speedup
+    (``aa_speedup_2``, ``aa_speedup_3``)."""
     from rslab.fixtures import scenario_inputs
     from rslab.kernels.sampler.plans import ALL_ACCEPT_BASELINE, FIRST_REJECT_BASELINE
     from rslab.kernels.sampler.run import run_sampler
@@ -717,6 +719,9 @@ def exercise_runs(vocab: int = EXERCISE_VOCAB, *, third_valu: bool = True) -> di
         opt = run_sampler(aa, "fast", OPTIMISED, config=config)
         base = run_sampler(aa, "fast", ALL_ACCEPT_BASELINE, config=config, figures=False)
         out[f"ii_{slots}"] = {label: fig["ii"] for label, fig in opt.loops.items()}
+        out[f"stages_{slots}"] = {label: fig["stage_count"] for label, fig in opt.loops.items()}
+        out[f"phases_{slots}"] = {PHASE_NAMES[ph]: c for ph, c in opt.phases.items()}
+        out[f"opt_{slots}"], out[f"base_{slots}"] = opt.cycles, base.cycles
         out[f"aa_speedup_{slots}"] = base.cycles / opt.cycles
     return out
 
