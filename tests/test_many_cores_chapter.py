@@ -161,3 +161,27 @@ def test_the_online_merge_changes_more_positions_on_the_readers_sixteen():
     assert online["positions_changed"] > split["positions_changed"]
     assert online["mean"] > 1.5 * split["mean"] and online["max"] <= split["max"]
     assert split["mean"] / 2 <= numpy["mean"] <= 2 * split["mean"]
+
+
+def test_split_rows_read_parallel_modes_bytes_at_all_accept_and_lose_less_after_them():
+    from rslab.kernels.sampler.chip_curves import curve_point
+    seq, par = (curve_point("all-accept", 2, 8, m, 8192) for m in ("sequential", "parallel"))
+    whole = curve_point("all-accept", 2, 2, "sequential", 8192)
+    assert seq["cores_per_row"] > 1 and whole["cores_per_row"] == 1
+    assert abs(seq["hbm_bytes"] - par["hbm_bytes"]) < 0.01 * par["hbm_bytes"]
+    assert whole["hbm_bytes"] < par["hbm_bytes"] / 2  # whole requests: the task's bytes only
+    assert par["core_bytes_max"] > seq["core_bytes_max"] and par["last_byte"] > seq["last_byte"]
+    assert par["cycles"] - par["last_byte"] > seq["cycles"] - seq["last_byte"]
+    rows = mc.traffic_rows([seq, par])
+    assert [r["mode"] for r in rows] == ["parallel", "sequential"]
+    assert rows[1]["bytes from the HBM"] == f"{seq['hbm_bytes']:,}"
+
+
+def test_the_bootstrap_interval_of_a_ratio_of_means():
+    a = np.array([1.0, 2.0, 3.0, 4.0])
+    assert mc.mean_ratio_interval(a, a) == (1.0, 1.0)
+    lo, hi = mc.mean_ratio_interval(2 * a, a[::-1], seed=1)
+    assert lo < 2 < hi and mc.mean_ratio_interval(2 * a, a[::-1], seed=1) == (lo, hi)
+    assert mc.mean_ratio_interval([1.0, 0.0], [0.0, 0.0])[1] == np.inf
+    with pytest.raises(ValueError, match="a, b"):
+        mc.mean_ratio_interval([1.0], [1.0, 2.0])

@@ -4,12 +4,13 @@ curves against the chip's bound, and a live chip run.
 What a page calls: :func:`peers` (what the sampler's peers reported in 2026),
 :func:`chip_rows` and :func:`sources` (the chip and where its numbers come from),
 :func:`merge_algebra` (what merges exactly on one row, and what does not) and
-:func:`merge_rows`, :func:`change_rates` and :func:`rate_rows` (how often the float32 merge
-changes an outcome), :func:`curves`, :func:`scaling`, :func:`scaling_rows`,
-:func:`mode_rows`, :func:`bound_curve` (the bound at every core count, no run) and
-:func:`targets` (the grid against the chip's bound and :data:`TARGETS`), :func:`upper_text`
-(a bound printed rounded up), ``curve_figure``
-and ``live_figure`` (``draw`` functions for ``live_figure``) with their controls, and
+:func:`merge_rows`, :func:`change_rates`, :func:`rate_rows` and
+:func:`mean_ratio_interval` (how often the float32 merge changes an outcome),
+:func:`curves`, :func:`scaling`, :func:`scaling_rows`, :func:`mode_rows`,
+:func:`traffic_rows` (the bytes each run reads), :func:`bound_curve` (the bound at every
+core count, no run) and :func:`targets` (the grid against the chip's bound and
+:data:`TARGETS`), :func:`upper_text` (a bound printed rounded up), ``curve_figure`` and
+``live_figure`` (``draw`` functions for ``live_figure``) with their controls, and
 :func:`merge_argmax` (the exercise's merge, as a reference).
 """
 
@@ -46,7 +47,8 @@ PEERS = (
      "rescale): 737 µs → 83 µs, \"distribution-identical … not bit-identical\"",
      "kekzl/imp#745 (Jun 2026)"),
     ("Tenstorrent tt-metal", "on-device sampling cuts the vocabulary into power-of-two chunks "
-     "(V = 151,936 → four); padding measured as pure overhead",
+     "that fit its top-k operation's 64 K limit (V = 151,936 → four); padding measured as "
+     "pure overhead",
      "tenstorrent/tt-metal#53167 (Aug 2026)"),
 )
 """(who, what they reported, where) from ``shared/reference/many-cores.md``: their figures,
@@ -181,6 +183,20 @@ def change_rates(vocab: int = VOCAB, positions: int | None = None, seed: int = 0
     return [{"order": name, **r} for name, r in rates.items()]
 
 
+def mean_ratio_interval(a, b, draws: int = 10_000, seed: int = 0,
+                        level: float = 0.95) -> tuple[float, float]:
+    """The ``level`` bootstrap interval of mean(a) / mean(b) over paired positions (the same
+    positions resampled for both; a draw whose mean(b) is 0 counts as infinite)."""
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    if a.shape != b.shape or a.ndim != 1 or a.size == 0:
+        raise ValueError(f"a, b: two equal non-empty 1-D sequences, got {a.shape}, {b.shape}")
+    pick = np.random.default_rng(seed).integers(0, a.size, size=(draws, a.size))
+    num, den = a[pick].mean(axis=1), b[pick].mean(axis=1)
+    ratio = np.divide(num, den, out=np.full(draws, np.inf), where=den > 0)
+    lo, hi = np.quantile(ratio, [(1 - level) / 2, (1 + level) / 2], method="inverted_cdf")
+    return float(lo), float(hi)
+
+
 READER_GRID = {"requests": (2,), "cores": (1, 8, 32, 64)}
 """The grid at the reader's scale: the note's first-step reject and all-accept at R = 2 (a
 minute in Lab)."""
@@ -297,6 +313,19 @@ def mode_rows(points, name: str = "first-reject", R: int = 2) -> list[dict]:
              "chip's bound": f"{p['bound_cycles']:,}", "binds": p["binding"],
              "of it, the exchange": f"{p['exchange_cycles']:,}",
              "cycles / bound": f"{p['ratio']:.2f}"} for p in pts]
+
+
+def traffic_rows(points, name: str = "all-accept", R: int = 2) -> list[dict]:
+    """Per core count and mode of one test point: the bytes the HBM delivered, the most one
+    core brought, the cycle of the HBM's last byte, the cycles after it and the run's."""
+    pts = sorted((p for p in points if p["name"] == name and p["R"] == R),
+                 key=lambda p: (p["cores"], p["mode"]))
+    return [{"cores": p["cores"], "mode": p["mode"],
+             "bytes from the HBM": f"{p['hbm_bytes']:,}",
+             "most bytes one core brings": f"{p['core_bytes_max']:,}",
+             "HBM's last byte (cycle)": f"{p['last_byte']:,}",
+             "cycles after it": f"{p['cycles'] - p['last_byte']:,}",
+             "cycles": f"{p['cycles']:,}"} for p in pts]
 
 
 def merge_argmax(row, cores: int) -> int:

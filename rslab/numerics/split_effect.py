@@ -128,8 +128,8 @@ def row_change(logits, q, x: int, exp2, first, second) -> dict:
 def order_changes(inputs, orders: dict, base, exp2, positions: int) -> dict:
     """Per named order of ``orders``, how it changes the outcome against ``base`` over the
     first ``positions`` positions (r, s) of ``inputs`` (target logits, draft q, draft ids):
-    the mean and largest exact probability, the positions it can change at all, and the mean
-    probability of a flipped decision."""
+    the mean and largest exact probability, the positions it can change at all, the mean
+    probability of a flipped decision, and the probability at each position (``per_position``)."""
     l, q, ids = inputs
     R, S = np.shape(ids)
     where = [(r, s) for r in range(R) for s in range(S)][:positions]
@@ -139,7 +139,8 @@ def order_changes(inputs, orders: dict, base, exp2, positions: int) -> dict:
         total = np.array([x["total"] for x in c])
         out[name] = {"mean": float(total.mean()), "max": float(total.max()),
                      "positions_changed": int((total > 0).sum()), "positions": len(c),
-                     "decision_mean": float(np.mean([x["decision"] for x in c]))}
+                     "decision_mean": float(np.mean([x["decision"] for x in c])),
+                     "per_position": total.tolist()}
     return out
 
 

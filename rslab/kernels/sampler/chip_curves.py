@@ -6,8 +6,10 @@ point of the note (``first-reject``: every request rejects its first draft;
 :mod:`rslab.fixtures`), with R requests on C cores in one mode: its cycles (the latency of
 the step: every request's tokens are out), its throughput (tokens emitted per thousand
 cycles), the chip's bound (:mod:`rslab.kernels.sampler.chip_bound`) and whether the tokens
-are the reference's, and the waits of the core that ended last (``last_waits``: for its DMA
-engine, the HBM and barriers). :func:`curve_points` computes a grid of points (each once per book
+are the reference's, the waits of the core that ended last (``last_waits``: for its DMA
+engine, the HBM and barriers), and the HBM's traffic as delivered (``hbm_bytes``, the most
+bytes one core brought, ``core_bytes_max``, and the cycle after its last byte,
+``last_byte``). :func:`curve_points` computes a grid of points (each once per book
 build, :mod:`rslab.memo`; spread over an executor's workers); :func:`scaling_end` reads, per
 curve, where more cores stop paying (the fewest within a tenth of the fastest) and what binds
 there.
@@ -19,6 +21,8 @@ points among them).
 """
 
 from __future__ import annotations
+
+from collections import Counter
 
 from rslab import memo
 from rslab.executors import Serial
@@ -69,6 +73,10 @@ def curve_point(name: str, R: int, cores: int, mode: str, vocab: int, merge: str
     b = run.chip_bound
     last = run.chip_run.runs[run.critical_core].stalls
     tokens = int(run.reference_num_accepted.sum()) + R
+    transfers = run.chip_run.transfers
+    per_core = Counter()
+    for t in transfers:
+        per_core[t["core"]] += t["bytes"]
     return {"name": name, "R": R, "cores": cores, "mode": mode, "merge": merge, "vocab": vocab,
             "guess": guess,
             "cycles": int(run.cycles), "bound_cycles": b["bound_cycles"], "ratio": b["ratio"],
@@ -81,6 +89,8 @@ def curve_point(name: str, R: int, cores: int, mode: str, vocab: int, merge: str
             "hbm_stall": int(run.stalls["hbm"]), "barrier_stall": int(run.stalls["barrier"]),
             "last_waits": {w: int(last[c]) for w, c in
                            (("dma", "dma-wait"), ("hbm", "hbm"), ("barrier", "barrier"))},
+            "hbm_bytes": int(sum(per_core.values())), "core_bytes_max": int(max(per_core.values())),
+            "last_byte": int(max(t["end"] for t in transfers)),
             "tokens_match_reference": bool(run.tokens_match)}
 
 
