@@ -70,7 +70,7 @@ def test_the_online_blocks_ii_jitter_is_the_fifos_at_long_latencies_the_register
     assert at == {13: (52, 52, 51), 41: (52, 51, 52)}
     tight, wide = (ch.online_pass(CONFIG, 13, block=8, vregs=r) for r in (None, ch.WIDE_VREGS))
     assert wide.stage_count == tight.stage_count + 1
-    assert wide.registers_used > CONFIG.vregs >= tight.registers_used
+    assert wide.expansion.vector_registers > CONFIG.vregs >= tight.expansion.vector_registers
 
 
 def test_with_one_valu_slot_the_conflict_costs_nothing():
