@@ -57,12 +57,20 @@ def test_the_online_block_first_shrinks_at_the_b_knee_and_wins_there():
     assert deep.cycles_per_vector < records[40]["measured"]["c"]
 
 
-def test_the_online_blocks_ii_jitter_is_the_fifos_at_long_latencies_the_searchs_at_short():
-    """At latency 13 the eight-vector block's II is 52 with 16 FIFO entries or 64: the
-    heuristic's; at 41 it is 52 with 16 and 51, the bound rounded up, with 64."""
-    at = {L: {d: ch.online_pass(CONFIG, L, fifo_depth=d, block=8).ii for d in (16, 64)}
+def test_the_online_blocks_ii_jitter_is_the_fifos_at_long_latencies_the_registers_at_short():
+    """At latency 13 the eight-vector block's II is 52 with 16 FIFO entries or 64, and 51, the
+    bound rounded up, with 128 vector registers: its II-51 schedule keeps a stage more in
+    flight and needs more registers than the core's 64. At 41 it is 52 with 64 or 128
+    registers and 51 with 64 FIFO entries."""
+    def ii(L, **machine):
+        return ch.online_pass(CONFIG, L, block=8, **machine).ii
+
+    at = {L: (ii(L), ii(L, fifo_depth=ch.DEEP_FIFO), ii(L, vregs=ch.WIDE_VREGS))
           for L in (13, 41)}
-    assert at == {13: {16: 52, 64: 52}, 41: {16: 52, 64: 51}}
+    assert at == {13: (52, 52, 51), 41: (52, 51, 52)}
+    tight, wide = (ch.online_pass(CONFIG, 13, block=8, vregs=r) for r in (None, ch.WIDE_VREGS))
+    assert wide.stage_count == tight.stage_count + 1
+    assert wide.expansion.vector_registers > CONFIG.vregs >= tight.expansion.vector_registers
 
 
 def test_with_one_valu_slot_the_conflict_costs_nothing():
@@ -146,3 +154,11 @@ def test_the_tables_name_the_dataflows_as_the_prose_does():
     # the conflict-unaware row's bound is the one its scheduler was given, and says so
     assert table.count("(as scheduled, conflict ignored)") == 1
     assert "6.00 (as scheduled, conflict ignored)" in table
+
+
+def test_the_sweeps_ticks_stay_apart():
+    """Adjacent latencies 40 and 41 on an axis from 1 would print as "4041"."""
+    from rslab.viz.dataflow_plots import spaced_ticks
+
+    assert spaced_ticks([1, 13, 32, 40, 41]) == [1, 13, 32, 40]
+    assert spaced_ticks([1, 2, 3, 4, 5, 6]) == [1, 2, 3, 4, 5, 6]

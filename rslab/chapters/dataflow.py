@@ -24,6 +24,9 @@ TWO_PASS = ("a", "a'", "b")
 DEEP_FIFO = 64
 """A FIFO of four times the default's entries, to show what the default's limit on the
 results in flight costs (c)'s schedule."""
+WIDE_VREGS = 128
+"""A register file of twice the default's vector registers, to show what the default's
+registers cost (c)'s schedule."""
 
 
 def latency_grid(config, scale: str | None = None) -> list[int]:
@@ -98,12 +101,16 @@ def latency_records(grid, config, vocab: int = dt.ROW_VOCAB) -> dict:
 
 
 def online_pass(config, latency: int, *, fifo_depth: int | None = None,
-                block: int | None = None, vocab: int = dt.ROW_VOCAB):
+                vregs: int | None = None, block: int | None = None,
+                vocab: int = dt.ROW_VOCAB):
     """(c)'s online pass at SFU latency ``latency`` on ``config``, or on it with
-    ``fifo_depth`` FIFO entries; its block is ``block`` packed vectors, or the study's."""
+    ``fifo_depth`` FIFO entries and ``vregs`` vector registers; its block is ``block`` packed
+    vectors, or the study's."""
     cfg = dt.config_with("sfu_latency", latency, config)
     if fifo_depth is not None:
         cfg = cfg.with_(fifo_depth=fifo_depth)
+    if vregs is not None:
+        cfg = cfg.with_(vregs=vregs)
     return emit_sumexp("c", vocab, cfg, unroll=None if block is None else (block,)).passes[0]
 
 

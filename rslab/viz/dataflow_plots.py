@@ -10,6 +10,9 @@ COLORS = {"a": "tab:red", "a (conflict-unaware schedule)": "tab:pink", "a'": "ta
 NAMES = {"a": "(a)", "a (conflict-unaware schedule)": "(a), conflict-unaware schedule",
          "a'": "(a′)", "b": "(b)", "c": "(c)"}
 """Each dataflow's name as the chapter's prose writes it."""
+MARKERS = {"a": "o", "a'": "s", "b": "^", "c": "D"}
+LINES = {"b": "--"}
+"""Each dataflow's marker and line style in the sweeps, so that equal curves stay apart."""
 
 
 def name(variant: str) -> str:
@@ -71,6 +74,17 @@ def plot_bank_hits(config: MachineConfig | None = None):
     return fig
 
 
+def spaced_ticks(values, parts: int = 10) -> list:
+    """``values`` (sorted) thinned so that no two ticks are closer than 1/``parts`` of their
+    span: 40 and 41 on an axis from 1 to 41 would print as one number."""
+    gap = (values[-1] - values[0]) / parts
+    ticks = [values[0]]
+    for x in values[1:]:
+        if x - ticks[-1] >= gap:
+            ticks.append(x)
+    return ticks
+
+
 def draw_sweep(data: dict, value, *, xlabel: str):
     """Left: cycles per packed vector of each dataflow at ``value``; right: all values, with
     ``value`` marked. ``data`` is ``{value: {variant: cycles}}`` (see ``dataflow_table.sweep``)."""
@@ -90,14 +104,16 @@ def draw_sweep(data: dict, value, *, xlabel: str):
     left.set_title(f"at {value}: fastest outlined", fontsize=10)
     top = max(max(d.values()) for d in data.values()) * 1.15
     left.set_ylim(0, top)
-    marker = "o-" if len(values) <= 12 else "-"
-    for v in variants:
-        right.plot(values, [data[x][v] for x in values], marker, color=_color(v), label=name(v))
+    few = len(values) <= 12
+    for i, v in enumerate(variants):  # each drawn wider than the next: ties stay visible
+        right.plot(values, [data[x][v] for x in values], color=_color(v), label=name(v),
+                   marker=MARKERS.get(v, "o") if few else None, ls=LINES.get(v, "-"),
+                   lw=1.5 + 0.8 * (len(variants) - 1 - i), ms=5 + 1.5 * (len(variants) - 1 - i))
     right.axvline(value, color="gray", ls="--")
     right.set_xlabel(xlabel)
     right.set_ylim(0, top)
-    if len(values) <= 12:
-        right.set_xticks(values)
+    if few:
+        right.set_xticks(spaced_ticks(values))
     right.legend(fontsize=10, ncol=2, loc="lower right")
     fig.tight_layout()
     return fig
