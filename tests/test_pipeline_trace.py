@@ -18,13 +18,34 @@ def test_listing_shows_the_kernel_in_full_and_abbreviates_the_rest():
     text, loop = sumexp_program(24, 0.0)
     out = pt.listing(text, head=2, tail=2)
     lines = out.splitlines()
-    lo = next(i for i, ln in enumerate(lines) if ln.strip().startswith("loop "))
-    hi = next(i for i, ln in enumerate(lines) if ln.strip() == "endloop")
+    lo = next(i for i, ln in enumerate(lines) if ln.split()[1:2] == ["loop"])
+    hi = next(i for i, ln in enumerate(lines) if ln.split()[1:] == ["endloop"])
     assert hi - lo - 1 == loop.schedule.ii * loop.expansion.unroll
     assert out.count("left out") == 2
     assert f"repeated {loop.expansion.kernel_passes} times" in out
     with pytest.raises(ValueError, match="no kernel loop"):
         pt.listing("vli v0, 0\nhalt\n")
+
+
+def test_listing_numbers_are_the_pcs_the_trace_gives():
+    text, _ = sumexp_program(24, 0.0)
+    program = assemble(text)
+    run = simulate(program, MachineConfig(), trace=True)
+    texts = {}
+    for op in run.trace.ops:
+        texts.setdefault(op.pc, set()).add(op.text)
+    out = pt.listing(text)
+    numbered = [ln.split(None, 1) for ln in out.splitlines() if ln[:4].strip().isdigit()]
+    for pc, line in numbered:
+        first = line.split("#")[0].split(";")[0].strip()
+        if first.split()[0] in ("loop", "endloop", "halt"):  # directives: no op in the trace
+            assert program.entries[int(pc)].kind == first.split()[0]
+        else:
+            assert first in texts[int(pc)], (pc, line)
+    counts = [int(ln.split(": ")[1].split()[0]) for ln in out.splitlines()
+              if ln.startswith(("# prologue", "# kernel", "# epilogue"))]
+    assert sum(counts) == program.n_bundles
+    assert numbered[-1] == [str(len(program.entries) - 1), "halt"]
 
 
 def test_compact_drops_nops_and_keeps_the_result():

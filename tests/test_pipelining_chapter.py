@@ -57,6 +57,13 @@ def test_the_residual_index_is_stepped_early_and_read_late_by_the_next_select():
     assert sorted(op for _, op, d in why["reads"] if d == 1) == ["vadd.u32", "vrand", "vsel"]
 
 
+def test_the_residual_index_misses_one_copy_fewer_by_a_cycle_its_readers_would_allow():
+    why = ch.unroll_cause(gumbel_program("residual", 8)[1])
+    margin = why["lifetime"] - (why["copies"] - 1) * why["ii"]
+    vrand = next(t for t, op, d in why["reads"] if op == "vrand")
+    assert margin == 1 and why["defined"] + margin + MachineConfig().latency["valu"] <= vrand
+
+
 def test_one_packed_vector_an_iteration_runs_as_fast_with_more_iterations_in_flight():
     two, two0, one, one0 = ch.chain_rows()
     assert one["exp2 chains / iteration"] == 2 and two["exp2 chains / iteration"] == 4
@@ -64,6 +71,13 @@ def test_one_packed_vector_an_iteration_runs_as_fast_with_more_iterations_in_fli
     assert one["stall cycles / packed vector"] == 0 == two["stall cycles / packed vector"]
     assert one["stages"] > two["stages"]
     assert 0 < one0["stall cycles / packed vector"] < two0["stall cycles / packed vector"]
+
+
+def test_one_exp2_chain_an_iteration_runs_at_its_mii_without_a_hold_stall():
+    p = ch.one_chain_point()
+    assert p["pushes"] == 1
+    assert (p["res_mii"], p["rec_mii"], p["ii"]) == (3, 3, 3)
+    assert p["cycles_per_iter"] == 3 and p["stalls_per_iter"] == 0 and p["stalls_by_cause"] == {}
 
 
 def test_the_heuristic_reaches_mii_at_every_valu_latency_of_the_slider():
@@ -176,7 +190,7 @@ def test_some_kernel_bundles_hold_one_iteration_and_the_loads_sit_beside_the_vmu
 
 def test_a_longer_sfu_latency_never_costs_ii_at_any_hold_of_the_slider():
     lats = (7, 10, 13, 16, 20)
-    flat = []
+    flat, iis = [], {}
     for h in range(ch.HOLD_RANGE[0], ch.HOLD_RANGE[1] + 1):
         ps = ch.hold_points(h, lats)
         assert len({p["ii"] for p in ps}) == 1
@@ -184,4 +198,10 @@ def test_a_longer_sfu_latency_never_costs_ii_at_any_hold_of_the_slider():
         regs = [p["vector_registers"] for p in ps]
         assert max(regs) - min(regs) <= 1
         flat += [h] * (len({p["stages"] for p in ps}) == 1)
+        assert all(p["stages"] == -(-p["length"] // p["ii"]) for p in ps)
+        assert ps[-1]["stages"] - ps[0]["stages"] <= 1
+        iis[h] = ps[0]["ii"]
     assert flat == [3, 6]
+    assert iis[4] > iis[3] and 4 not in flat and 5 not in flat  # a larger II is no room
+    at_hold1 = [p["stages"] for p in ch.hold_points(1, lats)]
+    assert at_hold1 == [4, 4, 4, 4, 5]

@@ -226,6 +226,44 @@ def chain_rows() -> list[dict]:
     return rows
 
 
+ONE_CHAIN_BODY = """iterations 32
+carried acc0=v50
+before: sli s1, 0
+before: sli s2, 0x0
+before: vbcast v60, s2 ; vli v61, 0x3fb8aa3b
+before: vli v50, 0
+after:  vred.add s3, v50
+
+x0 = vld [s1 + 0 + 512*i]
+l0 = vunpack.lo x0
+z0 = vsub.f32 l0, v60
+y0 = vmul.f32 z0, v61
+@e0 = vexp2 y0
+e0 = vpop @e0
+acc0 = vadd.f32 acc0[-1], e0
+"""
+"""A loop body with one exp2 chain an iteration: one packed vector, its low half only."""
+
+
+def one_chain_point(body: str = ONE_CHAIN_BODY) -> dict:
+    """``body`` through ``rslab pipeline`` and ``rslab sim`` (the reader's commands): its
+    pushes per iteration, bounds, II and stages, and the run's cycles and stall cycles per
+    source iteration with the stalls by cause."""
+    import json
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        src, out = Path(tmp, "body.s"), Path(tmp, "loop.s")
+        src.write_text(body)
+        plan = json.loads(command_output("pipeline", src, "-o", out, "--json"))
+        loop = json.loads(command_output("sim", out, "--json"))["loops"][0]
+    return {"pushes": body.count("vexp2"), "res_mii": plan["res_mii"],
+            "rec_mii": plan["rec_mii"], "ii": plan["ii"], "stages": plan["stages"],
+            "cycles_per_iter": loop["cycles_per_source_iter"],
+            "stalls_per_iter": loop["stalls_per_iter"] / loop["source_per_pass"],
+            "stalls_by_cause": loop["stalls_by_cause"]}
+
+
 def span_bound(config, n_push: int) -> dict:
     """The sum-exp iteration's issue span (last issue + 1) from below. Its ``chain`` (load,
     unpack, sub, mul, exp2, pop, add) ends when the last add's result is ready; the first

@@ -135,33 +135,37 @@ def cross_check(kinds=LOOP_KINDS, *, config=None) -> list[dict]:
 def listing(text: str, *, head: int = 3, tail: int = 3) -> str:
     """Prologue and epilogue abbreviated to ``head`` + ``tail`` bundles, the kernel in full.
 
-    Bundles are numbered in program order; ``#`` lines say what was left out.
+    Each line shown carries its pc in the assembled program, the number ``rslab sim`` and
+    the trace give it (``loop`` and ``endloop`` have pcs too but are not bundles; comment
+    lines have none); ``#`` lines count each part's bundles and say what was left out.
     """
+    from rslab.machine import assemble
+
     lines = text.splitlines()
-    try:
-        lo = next(i for i, ln in enumerate(lines) if ln.startswith("loop "))
-        hi = lines.index("endloop")
-    except (StopIteration, ValueError):
-        raise ValueError("text has no kernel loop (loop … endloop)") from None
-    number = {}
-    for i in range(len(lines)):
-        if i not in (lo, hi):
-            number[i] = len(number)
+    entries = assemble(text).entries
+    loop = next((pc for pc, e in enumerate(entries) if e.kind == "loop"), None)
+    if loop is None:
+        raise ValueError("text has no kernel loop (loop … endloop)")
+    pc = {e.line - 1: i for i, e in enumerate(entries)}
+    lo, hi = entries[loop].line - 1, entries[entries[loop].end].line - 1
 
     def part(name, rng):
-        idx = list(rng)
+        idx = [i for i in rng if i in pc]
         out = [f"# {name}: {len(idx)} bundles"]
+        out += [f"      {lines[i]}" for i in rng if i not in pc and lines[i].strip()
+                and i < (idx[0] if idx else len(lines))]
         shown = idx if len(idx) <= head + tail + 1 else idx[:head] + [None] + idx[-tail:]
         for i in shown:
             if i is None:
                 out.append(f"#   … {len(idx) - head - tail} bundles left out …")
             else:
-                out.append(f"{number[i]:4d}  {lines[i]}")
+                out.append(f"{pc[i]:4d}  {lines[i]}")
         return out
 
-    kernel = [f"      {lines[lo]}"] + [f"{number[i]:4d}    {lines[i]}" for i in range(lo + 1, hi)]
-    kernel.append(f"      {lines[hi]}")
+    body = [i for i in range(lo + 1, hi) if i in pc]
+    kernel = ([f"{pc[lo]:4d}  {lines[lo]}"] + [f"{pc[i]:4d}    {lines[i]}" for i in body]
+              + [f"{pc[hi]:4d}  {lines[hi]}"])
     return "\n".join(part("prologue (setup + pipeline fill)", range(lo))
-                     + [f"# kernel: {hi - lo - 1} bundles, repeated {lines[lo].split()[1]} "
+                     + [f"# kernel: {len(body)} bundles, repeated {lines[lo].split()[1]} "
                         "times"] + kernel
                      + part("epilogue (pipeline drain + reduction)", range(hi + 1, len(lines))))

@@ -122,4 +122,4 @@ def sumexp_point(*, workers: int = 4, sfu_latency: int = 13, hold: int = 1,
     return {"ii": sch.ii, "res_mii": sch.bounds.res_mii, "rec_mii": sch.bounds.rec_mii,
             "measured_ii": steady["ii"], "stalls_per_iter": steady["stalls_per_iter"],
             "stalls_by_cause": steady["stalls_by_cause"], "stages": sch.stage_count,
-            "vector_registers": loop.expansion.vector_registers}
+            "vector_registers": loop.expansion.vector_registers, "length": sch.length}
