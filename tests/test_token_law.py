@@ -93,8 +93,18 @@ def test_u24_monte_carlo_draws_as_the_sampler_does():
     tokens = draw_tokens("invcdf", "u24", 4, np.arange(n), 0, RESIDUAL,
                          np.broadcast_to(t.row(), (n, t.vocab)))
     assert np.array_equal(out["drawn"], np.bincount(tokens, minlength=t.vocab))
+    assert out["fpc"] == 1 - n / 2**32
     with pytest.raises(ValueError, match="samples"):
         invcdf_montecarlo(t, 0)
+
+
+def test_the_u24_checks_words_are_distinct():
+    """At one position the key is a bijection of the request and the word of counter 0 one
+    of the key: the check's n words are drawn without replacement (its ``fpc``)."""
+    from rslab.randomness import random_words
+
+    words = random_words("fast", 1, np.arange(2**20), 0, "residual", [0])[:, 0]
+    assert np.unique(words).size == words.size
 
 
 def test_fast_gumbel_never_draws_an_unreachable_tail():

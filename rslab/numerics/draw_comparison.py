@@ -143,10 +143,17 @@ def invcdf_montecarlo(target, samples: int, *, seed: int = 1, noise: str = "u24"
     Row r = 0..samples−1 (position 0) reads the word of token 0 under its own key
     (:func:`rslab.randomness.random_words`), and its token is a function of that word's
     lattice index, so the draws are the lattice indices' counts summed over each token's
-    interval (``drawn``, per token). Words of different keys are independent in the
-    model, so the counts are multinomial: χ² of the counts against the exact law
-    (central: the law is right) and against the target (noncentral with the exact λ: the
-    bias). ``null_band`` is the band of that χ² were the draw unbiased (λ = 0), and
+    interval (``drawn``, per token).
+
+    At one position the key is a bijection of the request index and the word of counter 0
+    a bijection of the key (both are chains of ``mix32``), so these n words are distinct:
+    n draws *without replacement* from the 2^32 words (rows of other positions can repeat
+    a word; the check does not draw them). Each token's count is hypergeometric, its
+    variance the multinomial one times ``fpc = 1 − n/2^32``, so the null χ² is
+    ``fpc · χ²(df)`` and the predicted χ² against the target ``fpc · χ²(df, nλ/fpc)``
+    (:func:`rslab.numerics.montecarlo.predicted_chi2`). χ² of the counts against the exact
+    law (central: the law is right) and against the target (noncentral with the exact λ:
+    the bias). ``null_band`` is the band of that χ² were the draw unbiased (λ = 0), and
     ``separation`` the chance that a 1 % test of "no bias" rejects at the exact λ: how
     well n samples can tell the exact λ from no bias.
     """
@@ -172,16 +179,17 @@ def invcdf_montecarlo(target, samples: int, *, seed: int = 1, noise: str = "u24"
     p = target.probs()
     chi_target = float(((drawn - samples * p) ** 2 / (samples * p)).sum())
     lam = float(((exact - p) ** 2 / p).sum())
-    predicted = mc.predicted_chi2(lam, samples, n_bins=target.vocab)
-    null = mc.predicted_chi2(0.0, samples, n_bins=target.vocab)
+    fpc = 1 - samples / 2**32
+    predicted = mc.predicted_chi2(lam, samples, n_bins=target.vocab, fpc=fpc)
+    null = mc.predicted_chi2(0.0, samples, n_bins=target.vocab, fpc=fpc)
     return {"samples": samples, "drawn": drawn,
             "drawn_where_exact_is_zero": int(drawn[~live].sum()),
-            "chi2_exact": chi_exact, "df_exact": df,
-            "p_exact": float(sps.chi2.sf(chi_exact, df)),
+            "fpc": fpc, "chi2_exact": chi_exact, "df_exact": df,
+            "p_exact": float(sps.chi2.sf(chi_exact / fpc, df)),
             "chi2_target": chi_target, "df_target": target.vocab - 1,
             "predicted_mean": float(predicted.mean()),
             "predicted_band": [float(x) for x in predicted.ppf([0.005, 0.995])],
             "lam": lam, "null_band": [float(x) for x in null.ppf([0.005, 0.995])],
             "separation": float(predicted.sf(null.ppf(0.99))),
-            "p_target_null": float(sps.chi2.sf(chi_target, target.vocab - 1)),
+            "p_target_null": float(sps.chi2.sf(chi_target / fpc, target.vocab - 1)),
             "seconds": time.perf_counter() - start}
