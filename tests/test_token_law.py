@@ -82,14 +82,29 @@ def test_invcdf_law_agrees_with_the_monte_carlo_engine():
     assert lo <= out["chi2_target"] <= hi
 
 
-def test_one_streams_words_are_drawn_without_replacement():
-    """2^28 words of one key are 1/16 of all words: uncorrected, the null χ² on 16,383
-    degrees of freedom would sit 5.6 standard deviations low (p ≈ 1)."""
-    out = invcdf_montecarlo(targets.flat(16_384), 2**28, seed=5)
-    assert out["fpc"] == 1 - 1 / 16
-    assert 1e-3 < out["p_exact"] < 0.999
-    lo, hi = out["predicted_band"]
-    assert lo <= out["chi2_target"] <= hi
+def test_u24_monte_carlo_draws_as_the_sampler_does():
+    """Its draws are the Fast path's residual rows, one key per row (requests 0..n−1), not
+    one key's stream: the counts equal the reference row draw's tokens on the same seed."""
+    from rslab.draws import draw_tokens
+    from rslab.randomness import RESIDUAL
+
+    t, n = targets.peaked(0.3, 3000), 3000
+    out = invcdf_montecarlo(t, n, seed=4)
+    tokens = draw_tokens("invcdf", "u24", 4, np.arange(n), 0, RESIDUAL,
+                         np.broadcast_to(t.row(), (n, t.vocab)))
+    assert np.array_equal(out["drawn"], np.bincount(tokens, minlength=t.vocab))
+    assert out["fpc"] == 1 - n / 2**32
+    with pytest.raises(ValueError, match="samples"):
+        invcdf_montecarlo(t, 0)
+
+
+def test_the_u24_checks_words_are_distinct():
+    """At one position the key is a bijection of the request and the word of counter 0 one
+    of the key: the check's n words are drawn without replacement (its ``fpc``)."""
+    from rslab.randomness import random_words
+
+    words = random_words("fast", 1, np.arange(2**20), 0, "residual", [0])[:, 0]
+    assert np.unique(words).size == words.size
 
 
 def test_fast_gumbel_never_draws_an_unreachable_tail():

@@ -17,9 +17,10 @@
   seed, so every row has its own key and words) and compares the tokens with
   :func:`rslab.numerics.token_law.run_law` on a partition of the vocabulary into,
   per run, its first token and the rest (ties favour the first: that is where an
-  error in the tie rule would show); its p-value is simulated from the exact law (a cell
-  that expects less than 5 counts leaves the asymptotic one unreliable), and it says
-  which relative change of the tail's mass it would see half the time;
+  error in the tie rule would show), a run whose cell expects fewer than 5 draws taken
+  whole (one count in a cell that expects ε adds 1/ε to χ² and would decide the test);
+  its p-value is simulated from the exact law, and it says which relative change of the
+  tail's mass it would see half the time;
 """
 
 from __future__ import annotations
@@ -419,28 +420,30 @@ def argmax_montecarlo(target, method: str, noise, rows: int, *, seed: int = 1) -
     cells = np.concatenate([law.first, law.total - law.first])
     live = cells > 0
     expected = rows * cells
-    chi = float(((drawn[live] - expected[live]) ** 2 / expected[live]).sum())
-    df = int(live.sum()) - 1
-    # the χ² law of the counts under the exact law itself, simulated: valid whatever the cells
-    # expect (the asymptotic χ² law needs about 5 in each)
-    sims = np.random.default_rng(seed).multinomial(rows, cells[live] / cells[live].sum(),
+    group = _mc_groups(expected, target.levels)
+    tested = np.bincount(group[live], expected[live])
+    chi = float(((np.bincount(group[live], drawn[live]) - tested) ** 2 / tested).sum())
+    df = tested.size - 1
+    # the χ² law of the merged counts under the exact law itself, simulated (the asymptotic
+    # one is shown beside it)
+    sims = np.random.default_rng(seed).multinomial(rows, tested / tested.sum(),
                                                    size=MC_SIMULATIONS)
-    sim_chi = ((sims - expected[live]) ** 2 / expected[live]).sum(axis=1)
+    sim_chi = ((sims - tested) ** 2 / tested).sum(axis=1)
     p_sim = (1 + int(np.sum(sim_chi >= chi * (1 - 1e-12)))) / (1 + MC_SIMULATIONS)
     tail = float(cells[1:target.levels].sum() + cells[target.levels + 1:].sum())
-    # what the test resolves, from the same simulated law (the first-token cell of the tail
-    # expects far below 5, so the asymptotic critical value, and any δ taken from it, is off):
-    # its 10^-3 critical value, the relative shift δ of the tail's mass (each tail cell in
-    # proportion, the head compensating) it rejects half the time, and its power against the
-    # target's own law
+    # what the test resolves, from the same simulated law: its 10^-3 critical value, the
+    # relative shift δ of the tail's mass (each tail cell in proportion, the head
+    # compensating) it rejects half the time, and its power against the target's own law
     critical = float(np.quantile(sim_chi, 1 - 1e-3))
-    power_at = _mc_power(rows, cells, live, critical, seed)
+    power_at = _mc_power(rows, group, live, tested, critical, seed)
     resolved = _mc_resolved(power_at, cells, target.levels)
     ideal = np.concatenate([target.run_probs, target.run_probs * (target.counts - 1)])
     ideal_tail = float(ideal[1:target.levels].sum() + ideal[target.levels + 1:].sum())
-    return {"rows": rows, "chi2": chi, "df": df, "p": float(sps.chi2.sf(chi, df)),
+    return {"rows": rows, "chi2": chi, "df": df, "cells_tested": tested.size,
+            "smallest_cell": float(expected[live].min()),
+            "p": float(sps.chi2.sf(chi, df)) if df > 0 else 1.0,
             "p_simulated": p_sim, "simulations": MC_SIMULATIONS, "critical": critical,
-            "critical_asymptotic": float(sps.chi2.isf(1e-3, df)),
+            "critical_asymptotic": float(sps.chi2.isf(1e-3, df)) if df > 0 else float("nan"),
             "tail_expected": rows * tail, "tail_resolved": resolved,
             "target_distance": ideal_tail / tail - 1 if tail > 0 else float("inf"),
             "target_power": power_at(ideal),
@@ -452,17 +455,38 @@ MC_POWER_SIMULATIONS = 20_000
 """Multinomial samples per law behind the power of :func:`argmax_montecarlo`'s test."""
 
 
-def _mc_power(rows: int, cells: np.ndarray, live: np.ndarray, critical: float, seed: int):
+MC_MIN_EXPECTED = 5
+"""A cell of :func:`argmax_montecarlo` that expects fewer draws is merged (:func:`_mc_groups`)."""
+
+
+def _mc_groups(expected: np.ndarray, levels: int) -> np.ndarray:
+    """The tested cell of each of the ``2·levels`` cells (a run's first token, then the rest
+    of each run): a run whose live cell expects fewer than :data:`MC_MIN_EXPECTED` draws is
+    one cell, and the cells still below it are pooled into one (one count in a cell that
+    expects ε adds about 1/ε to χ², and would decide the test alone)."""
+    group = np.arange(expected.size)
+    first, rest = expected[:levels], expected[levels:]
+    small = ((first > 0) & (first < MC_MIN_EXPECTED)) | ((rest > 0) & (rest < MC_MIN_EXPECTED))
+    group[levels:][small] = np.arange(levels)[small]
+    total = np.bincount(group, expected, minlength=expected.size)
+    group = np.where(total[group] < MC_MIN_EXPECTED, expected.size, group)
+    return np.unique(group, return_inverse=True)[1].reshape(-1)
+
+
+def _mc_power(rows: int, group: np.ndarray, live: np.ndarray, tested: np.ndarray,
+              critical: float, seed: int):
     """``power(law)``: how often ``rows`` draws of ``law`` (over all cells) fail the χ² test of
-    the exact ``cells`` at the simulated ``critical`` value (or land where the exact law is 0)."""
-    expected = rows * cells[live]
+    the merged cells ``group`` against their exact counts ``tested`` at the simulated
+    ``critical`` value (or land where the exact law is 0)."""
+    n = int(group[live].max()) + 1
 
     def power(law) -> float:
         law = np.asarray(law, np.float64)
-        sims = np.random.default_rng(seed + 1).multinomial(rows, law / law.sum(),
+        merged = np.append(np.bincount(group[live], law[live], minlength=n), law[~live].sum())
+        sims = np.random.default_rng(seed + 1).multinomial(rows, merged / merged.sum(),
                                                            size=MC_POWER_SIMULATIONS)
-        chi = ((sims[:, live] - expected) ** 2 / expected).sum(axis=1)
-        return float(np.mean((chi > critical) | (sims[:, ~live].sum(axis=1) > 0)))
+        chi = ((sims[:, :n] - tested) ** 2 / tested).sum(axis=1)
+        return float(np.mean((chi > critical) | (sims[:, n] > 0)))
     return power
 
 

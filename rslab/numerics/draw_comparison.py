@@ -12,9 +12,9 @@ plain data:
 * :func:`tail_sweep`: the total variation on the peaked target as its tail mass
   varies (the slider);
 * :func:`quantisation`: what the 24-bit inverse CDF does to tokens below 2^-24;
-* :func:`invcdf_montecarlo`: the Monte Carlo engine's sampled tokens against
-  the exact law (the argmax draws are sampled through the reference in
-  :mod:`rslab.chapters.beyond`).
+* :func:`invcdf_montecarlo`: the one-word inverse CDF's tokens, drawn one row per key as
+  the Fast path draws them, against the exact law (the argmax draws are sampled through
+  the reference in :mod:`rslab.chapters.beyond`).
 """
 
 from __future__ import annotations
@@ -28,14 +28,18 @@ from rslab.numerics import invcdf, targets
 from rslab.numerics import montecarlo as mc
 from rslab.numerics.detect import samples_to_detect
 from rslab.numerics.methods import METHODS, draw, resolve_noise, variant_name
+from rslab.numerics.rng import UNIFORM_BITS
 from rslab.numerics.search import exact_row
 from rslab.numerics.token_law import noise_atoms, token_law
+from rslab.randomness import MAX_REQUEST, random_words
 
 ARGMAX_VARIANTS = (("gumbel", "div8"), ("gumbel", "div14"), ("gumbel", "div32"),
                    ("gumbel", "rangered"), ("race", "scaled"), ("race", "naive"))
 INVCDF_VARIANTS = (("invcdf", "u24"), ("invcdf", "wide"), ("invcdf", "wide48"))
 VARIANTS = ARGMAX_VARIANTS + INVCDF_VARIANTS
 NOISE_SAMPLES = 10**9
+KEY_CHUNK = 1 << 22
+"""Rows (keys) per chunk of :func:`invcdf_montecarlo`."""
 TAIL_MASSES = (1e-3, 1e-2, 0.1, 0.3, 0.5)
 
 
@@ -134,27 +138,37 @@ def quantisation(tail: float = 1e-3, vocab: int = targets.VOCAB) -> dict:
 
 
 def invcdf_montecarlo(target, samples: int, *, seed: int = 1, noise: str = "u24") -> dict:
-    """Sample the one-word inverse CDF through the Monte Carlo engine's lattice counts.
+    """Sample the one-word inverse CDF as the Fast path draws it: one residual row per key.
 
-    The token is a function of the row's lattice index, so ``samples`` draws are
-    the engine's counts of one stream summed over each token's interval. χ² of the
-    counts against the exact law (central: the law is right) and against the target
-    (noncentral with the exact λ: the bias).
+    Row r = 0..samples−1 (position 0) reads the word of token 0 under its own key
+    (:func:`rslab.randomness.random_words`), and its token is a function of that word's
+    lattice index, so the draws are the lattice indices' counts summed over each token's
+    interval (``drawn``, per token).
 
-    One key's stream never repeats a word (the counter hash is a bijection of the 32-bit
-    counter), so n words are n draws *without replacement* from the 2^32 words, and each
-    token's count is hypergeometric: its variance is the multinomial one times
-    ``fpc = 1 − n/2^32`` (the finite-population correction). The null χ² is therefore
-    ``fpc · χ²(df)`` and the predicted χ² against the target ``fpc · χ²(df, nλ/fpc)``.
-    ``null_band`` is the band of that χ² were the draw unbiased (λ = 0), and ``separation``
-    the chance that a 1 % test of "no bias" rejects at the exact λ: how well n samples can
-    tell the exact λ from no bias at all.
+    At one position the key is a bijection of the request index and the word of counter 0
+    a bijection of the key (both are chains of ``mix32``), so these n words are distinct:
+    n draws *without replacement* from the 2^32 words (rows of other positions can repeat
+    a word; the check does not draw them). Each token's count is hypergeometric, its
+    variance the multinomial one times ``fpc = 1 − n/2^32``, so the null χ² is
+    ``fpc · χ²(df)`` and the predicted χ² against the target ``fpc · χ²(df, nλ/fpc)``
+    (:func:`rslab.numerics.montecarlo.predicted_chi2`). χ² of the counts against the exact
+    law (central: the law is right) and against the target (noncentral with the exact λ:
+    the bias). ``null_band`` is the band of that χ² were the draw unbiased (λ = 0), and
+    ``separation`` the chance that a 1 % test of "no bias" rejects at the exact λ: how
+    well n samples can tell the exact λ from no bias.
     """
     if noise != "u24":
-        raise ValueError("noise: the lattice engine draws one word per sample (u24)")
+        raise ValueError("noise: the check draws one word per row (u24)")
+    samples = int(samples)
+    if not 0 < samples <= MAX_REQUEST + 1:
+        raise ValueError(f"samples must lie in [1, 2^32], got {samples}")
     start = time.perf_counter()
     law = invcdf.exact_law(target.row(), noise)
-    counts = mc.lattice_counts(seed, samples)
+    counts = np.zeros(1 << UNIFORM_BITS, np.int64)
+    for lo in range(0, samples, KEY_CHUNK):
+        rows = np.arange(lo, min(lo + KEY_CHUNK, samples), dtype=np.int64)
+        words = random_words("fast", seed, rows, 0, "residual", [0])[:, 0]
+        counts += np.bincount(words >> np.uint32(32 - UNIFORM_BITS), minlength=counts.size)
     ends = np.cumsum(law.counts)
     cum = np.concatenate([[0], np.cumsum(counts, dtype=np.int64)])
     drawn = np.diff(cum[np.concatenate([[0], ends])])
@@ -165,10 +179,11 @@ def invcdf_montecarlo(target, samples: int, *, seed: int = 1, noise: str = "u24"
     p = target.probs()
     chi_target = float(((drawn - samples * p) ** 2 / (samples * p)).sum())
     lam = float(((exact - p) ** 2 / p).sum())
-    fpc = mc.stream_fpc(samples)
+    fpc = 1 - samples / 2**32
     predicted = mc.predicted_chi2(lam, samples, n_bins=target.vocab, fpc=fpc)
     null = mc.predicted_chi2(0.0, samples, n_bins=target.vocab, fpc=fpc)
-    return {"samples": samples, "drawn_where_exact_is_zero": int(drawn[~live].sum()),
+    return {"samples": samples, "drawn": drawn,
+            "drawn_where_exact_is_zero": int(drawn[~live].sum()),
             "fpc": fpc, "chi2_exact": chi_exact, "df_exact": df,
             "p_exact": float(sps.chi2.sf(chi_exact / fpc, df)),
             "chi2_target": chi_target, "df_target": target.vocab - 1,
