@@ -281,3 +281,44 @@ def test_a_per_binade_fast_logs_zeros_are_one_grid_atom_not_a_pile_up():
     assert eight["values of t giving 0"] == 1
     assert eight["zeros per 2^20, scaled"] <= 1.01 * eight["neighbour atom per 2^20"]
     assert note.ZEROS_SCALED / 10 < eight["zeros per 2^20, scaled"] < note.ZEROS_SCALED
+
+
+def test_the_div14_power_variant_is_no_sample_size_the_pages_print():
+    # third review, finding 1: Div8's 90 % point at α = 0.01 was the check's answer. The
+    # sample size for a power is λ*/λ, so the ratios below hold for any λ.
+    from rslab.exercises import EXERCISES
+    from rslab.viz.search_plots import samples_for_power
+
+    e, lam = EXERCISES["div14-power"], 1e-6
+    mine = samples_for_power(lam, power=e.params["power"], alpha=e.params["alpha"])
+    printed = [div8.chi2_n_for_power(lam, 0.5), div8.chi2_n_for_power(lam, 0.9),  # Div8 page
+               samples_for_power(lam, power=0.5, alpha=1e-3)]                      # Div14 page
+    assert e.params["divisor"] == 8
+    assert all(abs(mine / n - 1) > e.rel_tol + 0.05 for n in printed)  # 2 digits printed
+
+
+def test_the_div8_atom_check_takes_the_count_not_the_estimate_or_the_slider_caption(capsys):
+    # third review, finding 2: the ideal-law estimate (−1.0 %) and the caption's rounded
+    # plateau hits (−1.2 %) passed a 2 % tolerance
+    import re
+
+    from rslab.exercises import check, expected, variant
+
+    k = variant("div8-atom").divisor
+    exact = expected("div8-atom")
+    assert exact * 2**24 == round(exact * 2**24)          # a count of lattice points
+    caption = div8.divisor_caption(k, div8.divisor_error_profile(k))
+    shown = float(re.search(r"([\d.,]+) plateau hits", caption).group(1).replace(",", ""))
+    assert check("div8-atom", exact)
+    assert not check("div8-atom", div8.atom_mass_estimate(k))
+    assert not check("div8-atom", shown / 2**20)
+
+
+def test_the_chi2_sees_the_zeros_on_the_middle_edge_not_div8s_atom_inside_a_bin():
+    # third review, finding 3: g = 0 is the middle bin edge and a value on an edge is counted
+    # above it; the range Div8's plateau draws would cover lies inside the first bin
+    edges = stats.bin_edges()
+    lo, hi = div8.plateau_g_range(1)
+    assert edges[31] == 0 and lo < 0 < hi
+    assert np.bincount(np.searchsorted(edges, np.zeros(3, np.float32), side="right"))[32] == 3
+    assert div8.plateau_g_range(8)[1] < edges[0] < div8.plateau_g_range(8)[1] + 0.5

@@ -194,6 +194,13 @@ def atom_mass_estimate(k: float, log2: FastLog2 = DEFAULT_FASTLOG2) -> float:
     return float(np.log(2) ** 2 * 2.0**-k * k * 2 * log2.zero_threshold)
 
 
+def plateau_g_range(k: float, log2: FastLog2 = DEFAULT_FASTLOG2) -> tuple[float, float]:
+    """The range of g that divisor ``k``'s plateau draws (1 = scaled: ``t`` in ``[a, b]``;
+    else ``t`` in ``[k·a, k·b]``) would give without the plateau, ``−log2 t``."""
+    a, b = log2.plateau()
+    return float(-np.log2(k * b)), float(-np.log2(k * a))
+
+
 def clamp_t_lambda(log2: FastLog2 = DEFAULT_FASTLOG2) -> dict:
     """Exact λ of the scaled pipeline and of the same pipeline with its plateau clamped
     (``g = −fl(max(t, b⁺))`` for t in the plateau ``[a, b]``)."""

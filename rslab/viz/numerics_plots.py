@@ -89,14 +89,16 @@ def plot_tails(ys, tails: dict, ideal):
     return fig
 
 
-def plot_plateau_mass(ks, ideal, lattice, n: int = note.SAMPLES):
-    """Expected plateau hits of the second log, ``n·P(fl(t/k) = 0)``, against the divisor ``k``;
-    a divisor with no lattice hit (0, off a log axis) gets a triangle on the axis."""
+def plot_plateau_mass(ks, ideal, lattice, n: int = note.SAMPLES, stride: int = 1):
+    """Expected plateau hits of the second log, ``n·P(fl(t/k) = 0)``, against the divisor ``k``
+    (``lattice`` counted over every ``stride``-th lattice point); a divisor with no lattice
+    hit (0, off a log axis) gets a triangle on the axis."""
     fig, ax = plt.subplots(figsize=(WIDTH, 3.4))
     ideal, lattice = np.asarray(ideal) * n, np.asarray(lattice) * n
     ax.semilogy(ks, ideal, "-", label="ideal law of t")
     (dots,) = ax.semilogy(ks, np.where(lattice > 0, lattice, np.nan), "o",
-                          label="2^24 lattice (exact)")
+                          label="2^24 lattice (exact)" if stride == 1 else
+                          f"every {stride}th lattice point (exact)")
     none = lattice == 0
     if none.any():
         floor = 0.2 * float(np.min(np.concatenate([ideal[ideal > 0], lattice[lattice > 0]])))
