@@ -272,15 +272,18 @@ def atom_table(rows) -> list[dict]:
 
 # --- the sampled selection ---------------------------------------------------------------
 
-def ranking_rows(rows) -> list[dict]:
+def ranking_rows(rows, fpc: float = 1.0) -> list[dict]:
     """A screening or finals stage (``search.stage_rows``) for a page: each criterion with its
-    rank (1 = best) and the rank sum the search orders by (ties by the pooled χ²)."""
+    rank (1 = best), the rank sum the search orders by (ties by the pooled χ²), and the mean
+    pooled χ² the exact λ predicts with the seeds' finite-population factor ``fpc``
+    (``mc.predicted_chi2``: fpc·63 + Nλ)."""
     ks_rank = _ranks([r["mean_ks"] for r in rows])
     chi_rank = _ranks([r["chi2"] for r in rows])
     return [{"divisor": r["name"], "mean KS (×10⁻⁵)": f"{r['mean_ks'] * 1e5:.2f}",
              "KS rank": str(ks_rank[i]), "pooled χ²": f"{r['chi2']:,.1f}",
              "χ² rank": str(chi_rank[i]), "rank sum": str(ks_rank[i] + chi_rank[i]),
-             "E[χ²] from λ": f"{r['expected_chi2']:,.1f}"} for i, r in enumerate(rows)]
+             "E[χ²] from λ": f"{mc.predicted_chi2(r['lam'], r['samples'], fpc=fpc).mean():,.1f}"}
+            for i, r in enumerate(rows)]
 
 
 def _ranks(values) -> list[int]:
@@ -326,6 +329,50 @@ def selection_report(result) -> dict:
                if r["name"] not in finalists and r["lam"] < winner["lam"]]
     return {"ks": ks, "chi2": chi, "dropped": dropped, "winner": winner["name"],
             "screened": len(result.screening)}
+
+
+def screening_text(result) -> dict:
+    """What the screening dropped and why: the candidates with an exact λ below the finals'
+    winner's that it dropped (``dropped``, with their ranks), what cost each its place
+    (``cause``: where its law lies nearer the ideal than the KS null mean of a seed, its KS
+    rank is sampling noise; where farther, the KS sees its plateau atom, which λ does not),
+    and the candidates whose atom a bin edge runs through, which the χ² does see
+    (``edge``)."""
+    rep = selection_report(result)
+    cfg = result.config
+    null = (math.sqrt(mc.stream_fpc(cfg.samples_per_seed, cfg.rng))
+            * separation.ks_null_mean(cfg.samples_per_seed))
+    screen = {r["name"]: r for r in result.screening}
+    dropped = rep["dropped"]
+    if dropped:
+        text = ("; ".join(f"{d['name']} (KS rank {d['ks_rank']}, χ² rank {d['chi2_rank']} of "
+                          f"{rep['screened']})" for d in dropped)
+                + (" was" if len(dropped) == 1 else " were")
+                + " dropped at screening although " + ("its" if len(dropped) == 1 else "their")
+                + " exact λ is below the winner's")
+    else:
+        text = "No candidate with an exact λ below the winner's was dropped at screening"
+    causes = []
+    for d in dropped:
+        ks = screen[d["name"]]["exact_ks"]
+        if ks < null:
+            causes.append(f"{d['name']}'s law is {ks:.2e} from the ideal, below the KS null "
+                          f"mean of a seed, {null:.2e}: its KS rank is sampling noise, not its "
+                          "atom.")
+        else:
+            atom = plateau_atom(parse_divisor(d["name"]), cfg.log2)
+            causes.append(f"{d['name']}'s law is {ks:.2e} from the ideal, above the KS null "
+                          f"mean of a seed, {null:.2e}: the KS sees its plateau atom "
+                          f"({atom:.1e}), which its λ does not.")
+    on_edge = [r for r in result.screening if atom_on_edge(r["divisor"], cfg.log2)]
+    off = [r["chi2"] for r in result.screening if r not in on_edge]
+    seen = ", ".join(f"{r['name']} {r['chi2']:,.0f}" for r in on_edge)
+    edge = (f"In this screening a bin edge runs through the atom of "
+            f"{_and(r['name'] for r in on_edge)}, and the pooled χ² sees it ({seen}, against "
+            f"at most {max(off):,.0f} for the others)." if on_edge and off else "")
+    return {"dropped": text, "cause": " ".join(causes), "edge": edge, "null": null,
+            "noise": [d["name"] for d in dropped if screen[d["name"]]["exact_ks"] < null],
+            "edge_rows": on_edge, "off_max": max(off) if off else float("nan")}
 
 
 @functools.lru_cache(maxsize=32)
