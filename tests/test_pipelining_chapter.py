@@ -4,6 +4,7 @@ on, computed by the chapter module (rslab.chapters.pipelining) or by the reader'
 import json
 
 import matplotlib
+import pytest
 
 matplotlib.use("Agg")
 
@@ -64,6 +65,13 @@ def test_the_residual_index_misses_one_copy_fewer_by_a_cycle_its_readers_would_a
     assert margin == 1 and why["defined"] + margin + MachineConfig().latency["valu"] <= vrand
 
 
+def test_the_residual_kernel_has_no_free_valu_slot_and_its_next_value_needs_five_copies():
+    why = ch.unroll_cause(gumbel_program("residual", 8)[1])
+    assert why["valu_free"] == 0 and why["valu_ops"] == 2 * why["ii"] == 50
+    assert (why["next"], why["next_lifetime"], why["next_copies"]) == ("i0", 123, 5)
+    assert why["next_copies"] == why["copies"] - 1
+
+
 def test_one_packed_vector_an_iteration_runs_as_fast_with_more_iterations_in_flight():
     two, two0, one, one0 = ch.chain_rows()
     assert one["exp2 chains / iteration"] == 2 and two["exp2 chains / iteration"] == 4
@@ -73,11 +81,23 @@ def test_one_packed_vector_an_iteration_runs_as_fast_with_more_iterations_in_fli
     assert 0 < one0["stall cycles / packed vector"] < two0["stall cycles / packed vector"]
 
 
-def test_one_exp2_chain_an_iteration_runs_at_its_mii_without_a_hold_stall():
-    p = ch.one_chain_point()
-    assert p["pushes"] == 1
-    assert (p["res_mii"], p["rec_mii"], p["ii"]) == (3, 3, 3)
-    assert p["cycles_per_iter"] == 3 and p["stalls_per_iter"] == 0 and p["stalls_by_cause"] == {}
+def test_one_exp2_chain_an_iteration_runs_as_fast_planned_with_or_without_the_hold():
+    low, high = ch.one_chain_rows((1, 3))
+    assert low["booked"]["pushes"] == 1
+    for plan in (low["booked"], low["blind"]):   # II 3 already spaces pushes 1 + 1 apart
+        assert (plan["res_mii"], plan["rec_mii"], plan["ii"]) == (3, 3, 3)
+        assert plan["cycles_per_iter"] == 3 and plan["stalls_per_iter"] == 0
+    booked, blind = high["booked"], high["blind"]   # hold 3: 1 + hold exceeds the VALU's 3
+    assert booked["ii"] == booked["res_mii"] == 4 and booked["stalls_per_iter"] == 0
+    assert blind["ii"] == 3 and blind["cycles_per_iter"] == booked["cycles_per_iter"] == 4
+    assert blind["hold_stalls_per_iter"] == 1 and blind["other_stalls"] == {}
+
+
+def test_command_json_names_the_command_on_bad_input(tmp_path):
+    bad = tmp_path / "bad.s"
+    bad.write_text("x0 = vfrob v1\n")
+    with pytest.raises(ValueError, match="rslab pipeline"):
+        ch.command_json("pipeline", bad, "-o", tmp_path / "out.s")
 
 
 def test_the_heuristic_reaches_mii_at_every_valu_latency_of_the_slider():

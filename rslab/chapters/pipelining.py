@@ -183,6 +183,22 @@ def iteration_timing(schedule) -> dict:
             "stages": -(-schedule.length // schedule.ii)}
 
 
+def valu_mix(body) -> str:
+    """The VALU ops of ``body`` by kind, pops included (a pop issues on a VALU slot):
+    ``unpack, sub, … × 4`` when every kind counts the same, else ``unpack × 4, …``."""
+    from rslab.schedule import slot_of
+
+    kinds = {}
+    for op in body:
+        if slot_of(op.opcode) == "valu":
+            kind = op.opcode.split(".")[0].removeprefix("v")
+            kinds[kind] = kinds.get(kind, 0) + 1
+    counts = set(kinds.values())
+    if len(counts) == 1:
+        return f"{', '.join(kinds)} × {counts.pop()}"
+    return ", ".join(f"{k} × {n}" for k, n in kinds.items())
+
+
 def kernel_mix(schedule) -> dict:
     """What the kernel's rows hold: per row (cycle of a kernel pass) the stages of its ops
     (each stage a different iteration), the rows that mix stages, the ops that share a row
@@ -245,23 +261,74 @@ acc0 = vadd.f32 acc0[-1], e0
 """A loop body with one exp2 chain an iteration: one packed vector, its low half only."""
 
 
-def one_chain_point(body: str = ONE_CHAIN_BODY) -> dict:
-    """``body`` through ``rslab pipeline`` and ``rslab sim`` (the reader's commands): its
-    pushes per iteration, bounds, II and stages, and the run's cycles and stall cycles per
-    source iteration with the stalls by cause."""
+def command_json(*argv) -> dict:
+    """What ``rslab ARGV... --json`` prints, parsed: the command line's own code path
+    (``rslab.cli.main``) run in this interpreter, without a new interpreter's start-up."""
+    import contextlib
+    import io
     import json
+
+    from rslab.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            status = main([str(a) for a in argv] + ["--json"])
+        except SystemExit as exc:
+            status = exc.code
+    if status:
+        raise ValueError(f"rslab {' '.join(map(str, argv))} exited with status {status}: "
+                         f"{err.getvalue().strip()}")
+    return json.loads(out.getvalue())
+
+
+def one_chain_point(hold: int, plan_hold: int | None = None,
+                    body: str = ONE_CHAIN_BODY) -> dict:
+    """``body`` planned by ``rslab pipeline --config sfu_hold=PLAN_HOLD`` (default: ``hold``),
+    its ``# machine`` line dropped, and run by ``rslab sim --config sfu_hold=HOLD``: its pushes
+    per iteration, bounds, II and stages, and the run's cycles, stall cycles and stall cycles
+    for the hold per source iteration."""
     import tempfile
 
+    plan_hold = hold if plan_hold is None else plan_hold
     with tempfile.TemporaryDirectory() as tmp:
         src, out = Path(tmp, "body.s"), Path(tmp, "loop.s")
         src.write_text(body)
-        plan = json.loads(command_output("pipeline", src, "-o", out, "--json"))
-        loop = json.loads(command_output("sim", out, "--json"))["loops"][0]
+        plan = command_json("pipeline", src, "--config", f"sfu_hold={plan_hold}", "-o", out)
+        lines = out.read_text().splitlines(keepends=True)
+        out.write_text("".join(ln for ln in lines if not ln.startswith("# machine")))
+        loop = command_json("sim", out, "--config", f"sfu_hold={hold}")["loops"][0]
+    per = loop["source_per_pass"]
     return {"pushes": body.count("vexp2"), "res_mii": plan["res_mii"],
             "rec_mii": plan["rec_mii"], "ii": plan["ii"], "stages": plan["stages"],
             "cycles_per_iter": loop["cycles_per_source_iter"],
-            "stalls_per_iter": loop["stalls_per_iter"] / loop["source_per_pass"],
-            "stalls_by_cause": loop["stalls_by_cause"]}
+            "stalls_per_iter": loop["stalls_per_iter"] / per,
+            "hold_stalls_per_iter": loop["stalls_by_cause"].get("sfu-hold", 0) / per,
+            "other_stalls": {k: v for k, v in loop["stalls_by_cause"].items()
+                             if k != "sfu-hold"}}
+
+
+def one_chain_rows(holds: tuple) -> list[dict]:
+    """The one-chain loop at each hold-issue of ``holds``, planned with the hold and with hold
+    0, run on the machine with the hold: II and measured cycles and stall cycles for the hold
+    per iteration, side by side."""
+    rows = []
+    for h in holds:
+        booked, blind = one_chain_point(h), one_chain_point(h, plan_hold=0)
+        rows.append({"hold": h, "booked": booked, "blind": blind})
+    return rows
+
+
+def one_chain_table(rows) -> str:
+    """``one_chain_rows`` as a table with human headers."""
+    return markdown_table([{
+        "hold-issue": r["hold"], "SFU cycles a push books": 1 + r["hold"],
+        "II planned with the hold": r["booked"]["ii"],
+        "cycles / iteration (with the hold)": f"{r['booked']['cycles_per_iter']:g}",
+        "II planned with hold 0": r["blind"]["ii"],
+        "cycles / iteration (hold 0)": f"{r['blind']['cycles_per_iter']:g}",
+        "of which stalls for the hold": f"{r['blind']['hold_stalls_per_iter']:g}"}
+        for r in rows], fmt=lambda _, v: str(v))
 
 
 def span_bound(config, n_push: int) -> dict:
@@ -359,16 +426,21 @@ def unroll_cause(loop) -> dict:
     """Why modulo variable expansion unrolls ``loop``'s kernel: its longest-lived value, the
     cycle that defines it, the cycles of its reads (a read of a later iteration counted from
     this iteration's start: its own cycle + distance × II), its lifetime (last read − def)
-    and the copies it needs (lifetime / II, rounded up)."""
+    and the copies it needs (lifetime / II, rounded up); the next-longest value with its
+    lifetime and copies; and the kernel's VALU ops and free VALU slots."""
     sch = loop.schedule
-    name, life = max(sch.lifetimes().items(), key=lambda kv: kv[1])
+    (name, life), (runner, runner_life) = sorted(sch.lifetimes().items(),
+                                                 key=lambda kv: -kv[1])[:2]
+    valu = sch.mrt()["valu"]
     ops, times = sch.graph.ops, sch.times
     producer = next(k for k, op in enumerate(ops) if op.dst == name)
     reads = sorted((times[e.dst] + e.distance * sch.ii, ops[e.dst].opcode, e.distance)
                    for e in sch.graph.edges if e.kind == "flow" and e.src == producer)
     return {"value": name, "defined": times[producer], "def_opcode": ops[producer].opcode,
             "reads": reads, "lifetime": life, "ii": sch.ii, "copies": -(-life // sch.ii),
-            "unroll": loop.expansion.unroll}
+            "unroll": loop.expansion.unroll, "next": runner, "next_lifetime": runner_life,
+            "next_copies": -(-runner_life // sch.ii), "valu_ops": sum(map(len, valu)),
+            "valu_free": len(valu) * sch.graph.model.units["valu"] - sum(map(len, valu))}
 
 
 CROSS_CHECK_NAMES = {"sumexp": "sum-exp, pipelined", "sumexp-hold0": "sum-exp, planned with hold 0",

@@ -57,7 +57,7 @@ def plot_dependence_graph(schedule, *, ax=None, title=None):
                  "to the hollow marker: the same op one iteration later)")
     handles = [plt.Line2D([], [], marker="o", ls="", color=c, label=s)
                for s, c in SLOT_COLOURS.items()]
-    handles.append(plt.Line2D([], [], marker="o", ls="", color="#937860", label="pop"))
+    handles.append(plt.Line2D([], [], marker="o", ls="", color="#937860", label="pop (VALU slot)"))
     ax.legend(handles=handles, fontsize=7, loc="lower left", ncol=4)
     return ax.figure
 
