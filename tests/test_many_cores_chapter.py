@@ -151,6 +151,20 @@ def test_half_the_hbm_and_the_online_merge_at_32_cores():
     online = curve_point("first-reject", 2, 32, "sequential", VOCAB, merge="online")
     a, o = at32["last_waits"], online["last_waits"]
     assert o["barrier"] < a["barrier"] and o["hbm"] > a["hbm"]
+    assert o["hbm"] - a["hbm"] < a["barrier"] - o["barrier"]  # not all become HBM waits
+
+
+def test_the_first_step_reject_reads_each_requests_next_row_too():
+    from rslab.kernels.sampler.chip_curves import curve_point
+    from rslab.kernels.sampler.layout import SamplerLayout
+    task, row = mc.mode_bytes("first-reject", vocab=8192)["sequential"], SamplerLayout(
+        2, 4, 8192).row_bytes
+    points = [curve_point("first-reject", 2, c, "sequential", 8192, guess=g)
+              for c, g in ((1, "reject"), (8, "reject"), (8, "accept"))]
+    for p in points:
+        rows, rest = divmod(p["hbm_bytes"] - task, row)
+        assert rows == 2 and 0 < rest < 100 * p["cores"]  # one row per request, small reads
+    assert points[1]["hbm_bytes"] == points[2]["hbm_bytes"]  # either bet reads it
 
 
 @pytest.mark.heavy
