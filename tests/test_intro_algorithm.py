@@ -42,6 +42,14 @@ def test_with_exact_block_sums_the_bound_would_be_a_tiny_share_of_itself():
     assert rec["exact_sums_share"] == pytest.approx(2.90e-16 / 1.879e-13, rel=0.02)
 
 
+def test_the_bounds_terms_add_up_the_block_sums_own_their_cross_term_and_the_rest():
+    """The block sums' own term (92.7 %), their cross term with the quantisation (7.2 %) and
+    the bound with exact sums (0.15 %) make the whole bound (1.879e-13)."""
+    rec = intro.recommended()
+    assert rec["cross_share"] == pytest.approx(0.072, abs=1e-3)
+    assert rec["sums_share"] + rec["cross_share"] + rec["exact_sums_share"] == pytest.approx(1)
+
+
 def test_a_slowdown_is_never_called_a_speedup():
     assert intro.speed_words(2.883) == "2.88× faster"
     assert intro.speed_words(0.939) == "1.06× slower"
@@ -74,10 +82,13 @@ def test_at_the_readers_scale_first_step_reject_is_slower_and_the_page_says_wher
     fr = next(r for r in runs if r["name"] == "first-reject")
     assert "residual Gumbel" in intro.slower_phases(fr)
     text, slower = intro.scale_note(runs, intro.items_of(runs), 1024)
-    assert list(slower) == ["first-reject"] and "first-reject program is slower" in text
+    assert list(slower) == ["first-reject"] and "first-step reject program is slower" in text
     gap = intro.note_gap(intro.items_of(runs), 1024)
     assert not gap["comparable"] and "no measure" in intro.gap_sentence(gap)
     assert "S = 4 drafts, R = 2 requests" in intro.test_points(runs)
+    assert "first-step reject (S = " in intro.test_points(runs)
+    tables = intro.model_table(intro.items_of(runs)) + intro.speedup_table(intro.items_of(runs))
+    assert "first-step reject" in tables and "first-reject" not in tables
 
 
 def test_the_note_gap_is_measured_against_the_floor():
@@ -128,6 +139,25 @@ def test_the_flat_targets_mass_lies_between_two_to_the_minus_17_and_minus_14():
     q25, q50, q75 = (alg.mass_quantile(p, q) for q in (0.25, 0.5, 0.75))
     assert -17.5 < q25 < -16.5 and -16 < q50 < -15.2 and -14.5 < q75 < -13.7
     assert alg.mass_quantile(np.array([0.25, 0.25, 0.5])) == -2.0
+
+
+def test_the_rank2_checks_lightest_cell_folds_the_whole_tail():
+    """At 64 samples (quick) the χ² of the rank^-2 check keeps two cells: every token of
+    p < 2^-6 in one (about 6 samples expected); at 400 (book) the lightest holds p < 2^-10.
+    The tokens div8 can never draw all lie in it."""
+    zipf = zipf_target_logits(1, 0, VOCAB, exponent=2.0, seed=5)[0, 0]
+    p = target_probs(zipf).astype(np.float64)
+    _, pb = alg.sp.bin_masses(np.zeros(1, np.int64), p, alg.sp.log2p_bins(p), 7)
+    edge, folded, expected = alg.lightest_cell(pb, 64)
+    assert (edge, folded) == (-6, 6) and 5 < expected < 7
+    assert alg.merged_chi2_pvalue(pb * 64, pb, 64)[1] == 2
+    edge, folded, expected = alg.lightest_cell(pb, 400)
+    assert (edge, folded) == (-10, 5) and 5 < expected < 15
+    lo, hi = alg.noise_range("div8")
+    lost, _ = alg.never_drawn(zipf, hi - lo)
+    assert np.sort(p)[lost - 1] < 2.0**-10
+    with pytest.raises(ValueError, match="bin_probs"):
+        alg.lightest_cell(pb, 4)
 
 
 def test_chi2_cells_are_merged_until_each_expects_five():
@@ -231,6 +261,16 @@ def test_the_notes_chosen_divisor_loses_the_same_rank2_tokens_as_div8():
     lost = [alg.never_drawn(zipf, hi - lo) for lo, hi in
             (alg.noise_range(n) for n in ("div8", f"div{note.BEST_DIVISOR:g}"))]
     assert lost[0] == lost[1] and lost[0][0] > 0
+
+
+def test_the_reference_also_misses_most_rank2_tokens_div8_misses_but_26_times_less_mass():
+    """At the note's V the Exact path can never draw 138,254 tokens (3.3e-5 of the mass), Div8
+    154,161 (8.4e-4): 0.90 of the count, 1/26 of the mass."""
+    zipf = zipf_target_logits(1, 0, note.VOCAB, exponent=2.0, seed=5)[0, 0]
+    (d_count, d_mass), (e_count, e_mass) = (alg.never_drawn(zipf, hi - lo) for lo, hi in
+                                            map(alg.noise_range, ("div8", "exact")))
+    assert 0.85 < e_count / d_count < 0.95
+    assert 20 < d_mass / e_mass < 30
 
 
 def test_the_threshold_follows_from_the_bound_printed_with_four_digits():

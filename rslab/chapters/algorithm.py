@@ -57,6 +57,17 @@ def merged_chi2_pvalue(counts, probs, samples: int) -> tuple[float, int]:
     return (chi2_pvalue(merged_counts, merged_probs) if n > 1 else 1.0), int(n)
 
 
+def lightest_cell(bin_probs, samples: int, edges=sp.LOG2P_EDGES) -> tuple[int, int, float]:
+    """The lightest χ² cell of :func:`merged_cells` over the log2-p bins of ``edges``: the
+    log2 p below which it holds every token, how many bins it folds together, and the samples
+    it expects of ``samples``."""
+    cells = merged_cells(bin_probs, samples)
+    folded = int(np.sum(cells == 0))
+    if folded > len(edges):
+        raise ValueError("bin_probs: a single cell is left, with no edge above it")
+    return edges[folded - 1], folded, float(samples * np.sum(bin_probs[cells == 0]))
+
+
 def vocab_check(logits_row, samplers: dict, requests: int, seed: int = 0):
     """Emitted-token mass per log2-p bin for several ``{label: (path, noise)}`` samplers
     sampling the bonus row ``logits_row`` (shape (1, 1, V)) ``requests`` times, the target's

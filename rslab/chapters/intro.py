@@ -40,9 +40,18 @@ def headline_items(vocab: int, path: str = "fast") -> list[dict]:
     return items_of(headline_runs(vocab, path))
 
 
+POINT_LABELS = {"first-reject": "first-step reject"}
+"""The test points' names as the page writes them, where they differ from the runs' keys."""
+
+
+def point_label(name: str) -> str:
+    """A test point's name as the page writes it: "first-reject" as "first-step reject"."""
+    return POINT_LABELS.get(name, name)
+
+
 def test_points(rows) -> str:
     """The test points in words: "all-accept (S = 4 drafts, R = 8 requests) and …"."""
-    return " and ".join(f"{r['name']} (S = {r['S']} drafts, R = {r['R']} requests)"
+    return " and ".join(f"{point_label(r['name'])} (S = {r['S']} drafts, R = {r['R']} requests)"
                         for r in rows)
 
 
@@ -56,10 +65,11 @@ def slower_phases(row: dict) -> list[str]:
 def recommended(vocab: int = note.VOCAB) -> dict:
     """The recommended draw's name, shape and guarantee at ``vocab``: blocks of ``LANES``
     tokens, its uniforms and their bits; its χ² bound over every row of weights in
-    [0, MAX_WEIGHT], the share of it that the float32 block sums' own term makes, and the
-    bound with exact block sums (γ = 0: the quantisation and lattice levels alone) as a share
-    of it; the samples below which no test's advantage exceeds ``ADVANTAGE``, and the largest
-    advantage any test has at the book's target of ``DETECT_TARGET`` samples."""
+    [0, MAX_WEIGHT], the shares of it that the float32 block sums' own term and their cross
+    term with the quantisation (2·sums·√(ratio·K₁)) make, and the bound with exact block sums
+    (γ = 0: the quantisation and lattice levels alone) as a share of it; the samples below
+    which no test's advantage exceeds ``ADVANTAGE``, and the largest advantage any test has
+    at the book's target of ``DETECT_TARGET`` samples."""
     bound = chi2_bound(vocab)
     terms = guarantee_terms(vocab)
     exact_sums = terms["k1"] + terms["k2"] + terms["k1"] * terms["k2"]
@@ -67,6 +77,7 @@ def recommended(vocab: int = note.VOCAB) -> dict:
             "samples": samples_no_test_sees(bound), "target": DETECT_TARGET,
             "advantage_at_target": math.sqrt(DETECT_TARGET * bound / 2),
             "sums_share": terms["share_sums"], "exact_sums_share": exact_sums / terms["total"],
+            "cross_share": 2 * terms["sums"] * terms["quant"] / terms["total"],
             "max_weight_log2": round(math.log2(MAX_WEIGHT)), "uniform_bits": UNIFORM_BITS,
             "uniforms": WORDS_PER_ROW // UNIFORM_WORDS, "lanes": LANES}
 
@@ -97,7 +108,7 @@ def speed_words(speedup: float) -> str:
 
 def model_table(items) -> str:
     """Markdown: per test point, the model's optimised cycles against the floor of its work."""
-    return markdown_table([{"test point": it["name"],
+    return markdown_table([{"test point": point_label(it["name"]),
                             "optimised program (cycles)": f"{it['optimised']:,}",
                             "floor of its own work (cycles)": f"{it['floor']:,}",
                             "optimised / floor": f"{it['ratio']:.2f}"} for it in items])
@@ -106,7 +117,7 @@ def model_table(items) -> str:
 def speedup_table(items) -> str:
     """Markdown: per test point and baseline, how much faster (or slower) the optimised
     program runs."""
-    return markdown_table([{"test point": it["name"], "baseline": base,
+    return markdown_table([{"test point": point_label(it["name"]), "baseline": base,
                             "optimised program": speed_words(s)}
                            for it in items for base, s in it["speedups"]])
 
@@ -121,9 +132,10 @@ def scale_note(runs, items, vocab: int) -> tuple[str, dict]:
     if vocab == note.VOCAB:
         return ("At the note's vocabulary the optimised program is faster than every "
                 "baseline at both test points."), slower
-    return "".join(f"At V = {vocab:,}, this page's scale, the optimised {name} program is "
-                   f"slower than its baseline (its {words(phases)} phases take longer than "
-                   "the baseline's); the book's build runs this page at the note's V. "
+    return "".join(f"At V = {vocab:,}, this page's scale, the optimised {point_label(name)} "
+                   f"program is slower than its baseline (its {words(phases)} phases take "
+                   "longer than the baseline's); the book's build runs this page at the "
+                   "note's V. "
                    for name, phases in slower.items()), slower
 
 
