@@ -28,6 +28,8 @@ def check_latency_story(records: dict, config=CONFIG) -> None:
             assert 0 <= got[v] - rec["bound"][v] <= 1, (L, v)
         assert got == rec["scheduled"], L
         assert rec["pushes"] == 2 + 1 / rec["block"], L
+        if L < knee["a'"]:
+            assert got["c"] > got["a'"], L
 
 
 def test_the_fifo_knees_are_where_the_two_pass_dataflows_slow_down():
@@ -55,6 +57,20 @@ def test_the_online_block_first_shrinks_at_the_b_knee_and_wins_there():
     deep = ch.online_pass(CONFIG, 40, fifo_depth=ch.DEEP_FIFO)
     assert (deep.per_iteration, deep.ii) == (8, 51)
     assert deep.cycles_per_vector < records[40]["measured"]["c"]
+    # the bounds table's (c) is its lowest over the blocks: the eight-vector block's, 0.4375
+    # below what (c) runs at there, though the four-vector block it runs is 0.125 above its own
+    lowest = ch.latency_bounds(CONFIG, [40])[40]["bound"]["c"]
+    assert lowest == ch.block_bound(eight, CONFIG, 40) < records[40]["bound"]["c"]
+    assert records[40]["measured"]["c"] - lowest == 0.4375
+    assert records[40]["measured"]["c"] - records[40]["bound"]["c"] == 0.125
+
+
+def test_the_default_latency_is_one_where_the_online_block_runs_above_its_bound_rounded_up():
+    """At latencies 1 and 9 the eight-vector block runs at II 51, its bound rounded up (6.375
+    cycles per packed vector); at the default, 13, at II 52 (6.5)."""
+    records = ch.latency_records([1, 9, CONFIG.latency["sfu"]], CONFIG)
+    assert [(r["block"], r["block_ii"]) for r in records.values()] == [(8, 51), (8, 51), (8, 52)]
+    assert [r["measured"]["c"] for r in records.values()] == [6.375, 6.375, 6.5]
 
 
 def test_the_online_blocks_ii_jitter_is_the_fifos_at_long_latencies_the_registers_at_short():
@@ -91,7 +107,12 @@ def test_the_page_words_latencies_and_winners():
 @pytest.mark.heavy
 def test_the_latency_story_holds_over_the_whole_slider():
     lo, hi = ch.SWEEP_RANGES["sfu_latency"]
-    check_latency_story(ch.latency_records(range(lo, hi + 1), CONFIG))
+    records = ch.latency_records(range(lo, hi + 1), CONFIG)
+    check_latency_story(records)
+    # past (a′)'s knee (32) (a′) stays ahead of (c) or level with it up to 37; (c) is ahead
+    # from 38 to 41, the last latency the book's page computes
+    ahead = [L for L in range(32, 42) if records[L]["measured"]["c"] < records[L]["measured"]["a'"]]
+    assert ahead == list(range(38, 42))
 
 
 def test_the_tables_have_human_headers():
