@@ -141,6 +141,44 @@ def test_the_ks_point_of_two_divisors_is_one_point():
     assert ch.ks_point(get_noise("div32")(u)) == ch.ks_point(get_noise("div(64)")(u))
 
 
+
+def test_div64_moves_g_only_where_the_fast_log_rounds_into_a_coarser_binade():
+    """t/64 is exactly t/32 halved; g differs exactly where the fast log's float32 output is
+    not Div32's minus one, each there with twice the float32 step (not in the final add)."""
+    from rslab.numerics.gumbel import get_noise
+    from rslab.numerics.rng import all_uniforms
+
+    u = all_uniforms()[::7]
+    n32, n64 = get_noise("div32"), get_noise("div(64)")
+    t = n32.first_layer(u)[2]
+    (tk32, l32, g32), (tk64, l64, g64) = n32.second_layer(t), n64.second_layer(t)
+    unshifted = l64.astype(np.float64) != l32.astype(np.float64) - 1
+    assert np.array_equal(tk64, tk32 / np.float32(2))
+    assert unshifted.any() and np.array_equal(unshifted, g32 != g64)
+    assert np.all(np.spacing(np.abs(l64[unshifted])) == 2 * np.spacing(np.abs(l32[unshifted])))
+
+
+@pytest.mark.heavy
+def test_div8_loses_the_zipf_runs_whose_need_passes_the_noise_cap():
+    """At the quick scale's vocabulary, no zipf token is the noise's range below the head, and
+    the runs losing mass are those with log2(1/p) within one of the Div8 noise's largest value
+    or above it. (On a much smaller row, V = 2,048, the loss starts three bits lower: that
+    row is nearly flat, and ties on the noise's top atoms take over.)"""
+    from rslab.numerics.gumbel import get_noise
+    from rslab.numerics.rng import all_uniforms
+    from rslab.numerics.targets import zipf
+    from rslab.numerics.token_law import token_law
+
+    g = get_noise("div8")(all_uniforms())
+    g = g[np.isfinite(g)]
+    z = zipf(16_384)
+    need = np.log2(1 / z.run_probs.astype(np.float64))
+    loses = np.asarray(token_law(z, "gumbel", "div8").run_rel) < 0
+    assert np.log2(z.weights.max() / z.weights.min()) < g.max() - g.min()
+    assert loses.any() and np.array_equal(loses, need >= need[loses].min())
+    assert abs(need[loses].min() - g.max()) < 1
+
+
 def test_the_four_draws_tokens_on_one_row():
     """Gumbel-max and the race take the argmax of the same scores from the same words; the
     two inverse CDFs pick the same vector and may differ inside it (the page's example)."""
