@@ -331,18 +331,73 @@ def selection_report(result) -> dict:
             "screened": len(result.screening)}
 
 
+def finalist_slots(config) -> str:
+    """How many screened candidates go on to the finals besides the baseline, in words."""
+    base = search.divisor_name(config.baseline).capitalize()
+    n = config.finalists
+    return (f"the best-ranked candidate besides {base}" if n == 1
+            else f"the {n} best-ranked candidates besides {base}") + " (always a finalist)"
+
+
+def chi2_rank_chance(result, name: str) -> dict:
+    """Whether candidate ``name``'s χ² rank at screening is chance: the candidates ranked
+    ahead of it on the pooled χ² (``ahead``), each with the expected gap of the two pooled
+    χ² (``pair_separation``'s ``pooled_mean``, negative where the other's λ is smaller)
+    and its spread on shared seeds; the rank is chance (``chance``) where no gap reaches its
+    spread, and ``resolved`` names the candidates ahead by at least their spread."""
+    cfg = result.config
+    fpc = mc.stream_fpc(cfg.samples_per_seed, cfg.rng)
+    me = next(r for r in result.screening if r["name"] == name)
+    ahead = [r for r in result.screening if r["chi2"] < me["chi2"]]
+    pairs = {r["name"]: pair_separation(me["divisor"], r["divisor"], cfg.samples_per_seed,
+                                        len(cfg.screen_seeds), fpc, cfg.log2)
+             for r in ahead}
+    resolved = [n for n, p in pairs.items() if -p["pooled_mean"] >= p["pooled_sd"]]
+    return {"ahead": pairs, "resolved": resolved, "chance": not resolved}
+
+
+def _chi2_cause(name: str, rank: dict) -> str:
+    """One sentence on what ``chi2_rank_chance`` found for candidate ``name``."""
+    pairs = rank["ahead"]
+    if not pairs:
+        return ""
+    if rank["chance"]:
+        gaps = [abs(p["pooled_mean"]) for p in pairs.values()]
+        sds = [p["pooled_sd"] for p in pairs.values()]
+        spread = (f"{min(sds):.1f}" if round(min(sds), 1) == round(max(sds), 1)
+                  else f"{min(sds):.1f} to {max(sds):.1f}")
+        return (f" Its χ² rank is chance as well: its expected pooled χ² is within "
+                f"{max(gaps):.1f} of that of {_and(pairs)}, ranked ahead of it, against a "
+                f"spread of {spread} for the difference of two on shared seeds.")
+    many = len(rank["resolved"]) > 1
+    return (f" {_and(rank['resolved'])} rank{'' if many else 's'} ahead of it on χ² as "
+            f"{'their' if many else 'its'} smaller λ expects (by more than the spread of the "
+            "difference on shared seeds).")
+
+
 def screening_text(result) -> dict:
-    """What the screening dropped and why: the candidates with an exact λ below the finals'
-    winner's that it dropped (``dropped``, with their ranks), what cost each its place
-    (``cause``: where its law lies nearer the ideal than the KS null mean of a seed, its KS
-    rank is sampling noise; where farther, the KS sees its plateau atom, which λ does not),
-    and the candidates whose atom a bin edge runs through, which the χ² does see
-    (``edge``)."""
+    """What the screening dropped and why. ``slots``: how many candidates go on to the
+    finals, and how many of those with an exact λ below the baseline's that leaves out
+    whatever the ranks; ``dropped``: the candidates with an exact λ below the finals'
+    winner's that the screening dropped, with their ranks; ``cause``: for each, what its KS
+    rank shows (where its law lies nearer the ideal than the KS null mean of a seed, sampling
+    noise; where farther, its plateau atom, which λ does not see) and whether its χ² rank is
+    chance (``chi2_rank_chance``); ``edge``: the candidates whose atom a bin edge runs
+    through, which the χ² does see."""
     rep = selection_report(result)
     cfg = result.config
     null = (math.sqrt(mc.stream_fpc(cfg.samples_per_seed, cfg.rng))
             * separation.ks_null_mean(cfg.samples_per_seed))
     screen = {r["name"]: r for r in result.screening}
+    base = search.divisor_name(cfg.baseline)
+    below = [r["name"] for r in result.screening
+             if r["name"] != base and r["lam"] < screen[base]["lam"]]
+    slots = f"This build sends {finalist_slots(cfg)} to the finals"
+    if len(below) > cfg.finalists:
+        left = len(below) - cfg.finalists
+        slots += (f"; {len(below)} screened candidates have an exact λ below "
+                  f"{base.capitalize()}'s, so {left} of them {'is' if left == 1 else 'are'} "
+                  "left out whatever the ranks")
     dropped = rep["dropped"]
     if dropped:
         text = ("; ".join(f"{d['name']} (KS rank {d['ks_rank']}, χ² rank {d['chi2_rank']} of "
@@ -352,25 +407,27 @@ def screening_text(result) -> dict:
                 + " exact λ is below the winner's")
     else:
         text = "No candidate with an exact λ below the winner's was dropped at screening"
-    causes = []
+    causes, chance = [], {}
     for d in dropped:
         ks = screen[d["name"]]["exact_ks"]
         if ks < null:
-            causes.append(f"{d['name']}'s law is {ks:.2e} from the ideal, below the KS null "
-                          f"mean of a seed, {null:.2e}: its KS rank is sampling noise, not its "
-                          "atom.")
+            cause = (f"{d['name']}'s law is {ks:.2e} from the ideal, below the KS null "
+                     f"mean of a seed, {null:.2e}: its KS rank is sampling noise, not its atom.")
         else:
             atom = plateau_atom(parse_divisor(d["name"]), cfg.log2)
-            causes.append(f"{d['name']}'s law is {ks:.2e} from the ideal, above the KS null "
-                          f"mean of a seed, {null:.2e}: the KS sees its plateau atom "
-                          f"({atom:.1e}), which its λ does not.")
+            cause = (f"{d['name']}'s law is {ks:.2e} from the ideal, above the KS null "
+                     f"mean of a seed, {null:.2e}: the KS sees its plateau atom "
+                     f"({atom:.1e}), which its λ does not.")
+        chance[d["name"]] = chi2_rank_chance(result, d["name"])
+        causes.append(cause + _chi2_cause(d["name"], chance[d["name"]]))
     on_edge = [r for r in result.screening if atom_on_edge(r["divisor"], cfg.log2)]
     off = [r["chi2"] for r in result.screening if r not in on_edge]
     seen = ", ".join(f"{r['name']} {r['chi2']:,.0f}" for r in on_edge)
     edge = (f"In this screening a bin edge runs through the atom of "
             f"{_and(r['name'] for r in on_edge)}, and the pooled χ² sees it ({seen}, against "
             f"at most {max(off):,.0f} for the others)." if on_edge and off else "")
-    return {"dropped": text, "cause": " ".join(causes), "edge": edge, "null": null,
+    return {"slots": slots, "dropped": text, "cause": " ".join(causes), "edge": edge,
+            "null": null, "below_baseline": below, "chi2_chance": chance,
             "noise": [d["name"] for d in dropped if screen[d["name"]]["exact_ks"] < null],
             "edge_rows": on_edge, "off_max": max(off) if off else float("nan")}
 
@@ -646,6 +703,26 @@ def sweep_table(result) -> list[dict]:
                      "plateau atom": f"{r['zero_mass']:.2e}",
                      "KS distance": f"{r['exact_ks']:.2e}"})
     return rows
+
+
+def sweep_scope_text(config, moved: dict, base: FastLog2 = DEFAULT_FASTLOG2) -> str:
+    """Why a sweep whose designs all pick one divisor shows no other: the knobs it varies and
+    the divisors it tries, beside the slider settings where the choice moves (``moved``:
+    (knob, value) → the divisors of smallest λ there, each setting ``base`` with that one
+    knob changed), none of which is one of its designs. "" if one is."""
+    designs = [d for _, d in config.designs()]
+    if not moved or any(base.replace(**{k: v}) in designs for k, v in moved):
+        return ""
+    axes = dict(config.axes)
+    varied = [f"{k} over {_and(map(str, v))}" for k, v in axes.items() if len(v) > 1]
+    fixed = [f"{k} {v[0]}" for k, v in axes.items() if len(v) == 1]
+    tried = _and(search.divisor_name(k).capitalize() for k in config.divisors)
+    where = _and(f"{k} {v} ({_and(n.capitalize() for n in names)})"
+                 for (k, v), names in moved.items())
+    return (f" This sweep is too small to show it move: it varies "
+            f"{_and(varied) or 'no knob'}{' at ' + _and(fixed) if fixed else ''} and tries "
+            f"{tried}, while the sliders above move the choice at {where}, none of them a "
+            "design of this sweep.")
 
 
 def smallest_lambda(result) -> dict:
