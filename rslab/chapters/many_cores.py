@@ -243,15 +243,28 @@ def one_core_baseline(vocab: int = VOCAB, R: int = 2, seed: int = 0) -> dict:
 @memo.cached
 def critical_waits(name: str, R: int, cores: int, mode: str = "sequential",
                    vocab: int = VOCAB, seed: int = 0) -> dict:
-    """One chip run of a curve point, traced: its cycles, and the waits (for the DMA, the HBM
-    and barriers) and the cycles per phase of the core that ended last."""
+    """One chip run of a curve point, traced: its cycles, the waits (for the DMA, the HBM
+    and barriers) and the cycles per phase of the core that ended last (``core``), and per
+    active core the cycles from the end of its last barrier wait to its end
+    (``after_barriers``: the work after the last merge)."""
     from rslab.kernels.sampler.chip_curves import POINTS, S
     run = run_chip_sampler(POINTS[name](R=R, S=S, V=vocab, seed=seed), cores=cores, mode=mode,
                            seed=seed, compare=False, figures=False, trace=True)
     st = run.chip_run.runs[run.critical_core].stalls
     return {"cycles": int(run.cycles), "dma_wait": int(st["dma-wait"]), "hbm": int(st["hbm"]),
             "barrier": int(st["barrier"]), "plan": run.plan.describe(),
-            "phases": {k: int(v) for k, v in run.phases.items()}}
+            "phases": {k: int(v) for k, v in run.phases.items()},
+            "core": int(run.critical_core), "after_barriers": _after_barriers(run)}
+
+
+def _after_barriers(run) -> dict[int, int]:
+    """Per active core of a traced chip run: its cycles after its last barrier wait."""
+    out = {}
+    for c, segs in core_segments(run).items():
+        ends = [end for _, end, what in segs if what == "barrier"]
+        if ends:
+            out[c] = int(segs[-1][1] - ends[-1])
+    return out
 
 
 def tail_estimate(point: dict, chip: ChipConfig | None = None) -> int:
