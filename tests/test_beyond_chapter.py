@@ -113,6 +113,34 @@ def test_never_drawn_tokens_of_a_bf16_row():
     assert nd["level"] == pytest.approx(np.log(1000) / -np.log1p(-nd["mass"]))
 
 
+def test_wide48_resolves_a_light_token_against_the_lanes_before_it_on_its_side():
+    """Not the heaviest lane (75) but a heavy lane 0 before token 3 on its side: the token's
+    float32 interval is empty; with light lanes before it, it gets its own size."""
+    from rslab.numerics import adversary
+    from rslab.numerics.token_law import exact_token_probs
+
+    ratios = []
+    for lane0 in (1e-5, 0.5):
+        w = np.full(128, 1e-5, np.float32)
+        w[75], w[0], w[3] = 1.0, lane0, 1e-8
+        ratios.append(exact_token_probs(w, "invcdf", "wide48")[3] / adversary.target_of(w)[3])
+    assert abs(ratios[0] - 1) < 1e-3 and ratios[1] == 0
+
+
+def test_never_drawn_tokens_split_by_their_vector():
+    """On the BF16 row most never-drawn tokens lie in drawn vectors, lighter than a float32
+    step of the sum before them on their side; nearly all their mass lies in vectors never
+    drawn, each below two block-choice steps."""
+    nd = ch.never_drawn(16_384)
+    assert nd["dead_tokens"] + nd["live_tokens"] == nd["tokens"]
+    assert nd["dead_mass"] + nd["live_mass"] == pytest.approx(nd["mass"], rel=1e-6)
+    assert nd["live_tokens"] > nd["dead_tokens"] and nd["dead_mass"] > 0.999 * nd["mass"]
+    assert nd["below_step_share"] > 0.9 and nd["top_in_live"]
+    assert nd["light_dead"] + nd["light_up"] == nd["light_vectors"] and nd["dead_steps"] < 2
+    ex = nd["example"]
+    assert ex["weight"] < ex["step"] and ex["ahead_lane"] != ex["heaviest"]
+
+
 def test_the_appearance_test_both_ways_on_a_tail_the_draw_gives_too_rarely():
     """Div8-like: tail mass 0.1 under the target, 7e-4 under the draw. Rejecting the draw when
     a tail token appears in 7 samples is rarely wrong and right about half the time; rejecting

@@ -8,7 +8,9 @@
 * the page's other tables with human headers: :func:`noise_table`, :func:`token_table`,
   :func:`lattice_table`, :func:`worst_table`, :func:`loops_table`, :func:`sampler_table`;
 * :func:`never_drawn`: the float32 inverse CDF's tokens that are never drawn on a row of
-  BF16 logits, and the exact test that sees them;
+  BF16 logits, and the exact test that sees them; :func:`lost_by_vector` splits them by
+  whether their vector is ever drawn (float32 resolution inside a drawn vector, the block
+  choice's 2^-24 step for a vector never drawn);
 * :func:`tail_figure` (with :func:`tail_control`): the live figure that recomputes the
   exact token laws of the peaked target at a tail mass; :func:`method_figure` (with
   :func:`method_control`) redraws one draw's relative errors from the computed laws;
@@ -32,7 +34,7 @@ from scipy import stats as sps
 
 from rslab.chapters.prose import significant
 from rslab.kernels.sampler.scenarios import run_draws
-from rslab.numerics import adversary, appearance, fixed_invcdf
+from rslab.numerics import adversary, appearance, fixed_invcdf, invcdf
 from rslab.numerics import divergence_bound as db
 from rslab.numerics import draw_comparison as dc
 from rslab.numerics.detect import ALPHA
@@ -349,7 +351,74 @@ def never_drawn(vocab: int, scale: float = 8.0) -> dict:
             "top_share": float(terms[top] / terms.sum()), "top_p": float(p[top]),
             "top_P": float(P[top]), "bound_chi2": f["bound_samples_chi2"],
             "bound_tv": f["bound_samples_tv"], "detect_tokens": f["detect_tokens"],
-            "detect_vectors": f["detect_vectors"]}
+            "detect_vectors": f["detect_vectors"], **lost_by_vector(w, P, p)}
+
+
+BLOCK_STEP = 2.0**-24
+"""The block choice's step: a 24-bit uniform gives each vector a multiple of it."""
+
+
+def _vectors(x) -> np.ndarray:
+    """A row zero-padded to whole 128-token vectors, one vector a row."""
+    x = np.asarray(x)
+    pad = np.zeros(-(-x.size // invcdf.LANES) * invcdf.LANES, x.dtype)
+    pad[:x.size] = x
+    return pad.reshape(-1, invcdf.LANES)
+
+
+def _side_before(wb) -> np.ndarray:
+    """Per lane, the float32 sum of the lanes before it on its side of the vector's heaviest
+    lane h, as ``wide48`` scans them (running maximum of the prefix scan below h, of the suffix
+    scan above h; 0 at h and at each side's first lane)."""
+    s = np.maximum.accumulate(invcdf.lane_scan(wb), axis=1)
+    q = np.maximum.accumulate(invcdf.suffix_scan(wb)[:, ::-1], axis=1)[:, ::-1]
+    zero = np.zeros((wb.shape[0], 1), np.float32)
+    before = np.concatenate([zero, s[:, :-1]], axis=1)
+    after = np.concatenate([q[:, 1:], zero], axis=1)
+    lanes, h = np.arange(invcdf.LANES), np.argmax(wb, axis=1)[:, None]
+    return np.where(lanes < h, before, np.where(lanes > h, after, 0)).astype(np.float32)
+
+
+def lost_by_vector(w, P, p) -> dict:
+    """``wide48``'s never-drawn tokens split by whether their 128-token vector is ever drawn
+    (counts and target masses); the vectors lighter than a block-choice step, how many of them
+    are never drawn and how many are drawn with a whole step or more; in the drawn vectors, the
+    share of never-drawn tokens lighter than one float32 step of the sum before them on their
+    side, and the first such token (lane, weight, that sum and its step, the lane heaviest
+    before it on its side, the vector's heaviest lane)."""
+    wb, Pb, pb = _vectors(w), _vectors(P), _vectors(p)
+    dead = (Pb.sum(1) == 0) & (pb.sum(1) > 0)
+    never = (Pb == 0) & (pb > 0)
+    lost_dead, lost_live = never & dead[:, None], never & ~dead[:, None]
+    light = pb.sum(1) < BLOCK_STEP
+    side = _side_before(wb)
+    step = np.spacing(side)
+    below = lost_live & (side > 0) & (wb < step)
+    return {"dead_tokens": int(lost_dead.sum()), "dead_mass": float(pb[lost_dead].sum()),
+            "live_tokens": int(lost_live.sum()), "live_mass": float(pb[lost_live].sum()),
+            "light_vectors": int(light.sum()), "dead_vectors": int(dead.sum()),
+            "light_dead": int((light & dead).sum()),
+            "dead_steps": float(pb[dead].sum(1).max(initial=0) / BLOCK_STEP),
+            "light_up": int((light & (Pb.sum(1) >= BLOCK_STEP)).sum()),
+            "below_step_share": float(below.sum() / max(lost_live.sum(), 1)),
+            "top_in_live": bool(not dead[int(np.argmax(np.abs(P - p) ** 2 / np.where(p > 0, p, 1)))
+                                          // invcdf.LANES]),
+            "example": _lost_example(wb, side, step, below)}
+
+
+def _lost_example(wb, side, step, below) -> dict | None:
+    """The first token lost below a float32 step of the sum before it on its side: its
+    vector, lane and weight, that sum and its step, the heaviest lane before it on its side
+    and its weight, and the vector's heaviest lane."""
+    if not below.any():
+        return None
+    v, lane = (int(i) for i in np.argwhere(below)[0])
+    h = int(np.argmax(wb[v]))
+    ahead = np.arange(lane) if lane < h else np.arange(lane + 1, invcdf.LANES)
+    top = int(ahead[np.argmax(wb[v, ahead])])
+    return {"vector": v, "lane": lane, "weight": float(wb[v, lane]),
+            "side": float(side[v, lane]), "step": float(step[v, lane]),
+            "ahead_lane": top, "ahead": float(wb[v, top]), "heaviest": h}
 
 
 def tail_test(p_mass: float, P_mass: float, samples: float) -> dict:

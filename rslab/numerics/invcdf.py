@@ -34,8 +34,9 @@ cut into *blocks* of 128 tokens (one float32 vector each) and the blocks into
   prefix scan S and suffix scan Q of the block's weights, the token is the first
   positive lane below h with ``S_l > a·S_127`` if ``a·S_127 < S_{h−1}``; else the
   last positive lane above h with ``Q_l > b·S_127`` if ``b·S_127 < Q_{h+1}``; else h
-  (falling back to the lane next to h on each side). Tokens after a heavy token
-  are then summed without it, so float32 resolves them to their own size.
+  (falling back to the lane next to h on each side). No sum holds h, so a token is
+  resolved against the lanes before it on its side: to its own size when they are
+  light, to whole float32 steps of their sum when another heavy lane is among them.
 
 Every step is monotone in ``u``, so each token owns an interval of lattice
 uniforms and :func:`exact_law` counts them exactly.
