@@ -179,7 +179,7 @@ def invcdf_montecarlo(target, samples: int, *, seed: int = 1, noise: str = "u24"
     p = target.probs()
     chi_target = float(((drawn - samples * p) ** 2 / (samples * p)).sum())
     lam = float(((exact - p) ** 2 / p).sum())
-    fpc = 1 - samples / 2**32
+    fpc = mc.stream_fpc(samples)
     predicted = mc.predicted_chi2(lam, samples, n_bins=target.vocab, fpc=fpc)
     null = mc.predicted_chi2(0.0, samples, n_bins=target.vocab, fpc=fpc)
     return {"samples": samples, "drawn": drawn,

@@ -54,10 +54,11 @@ MAX_SAMPLES_PER_SEED = 2**32
 
 
 def stream_fpc(n: int, rng: str = "hw") -> float:
-    """The finite-population factor of ``n`` words of one seed's stream: ``1 − n/2^32`` for
-    the hardware model (its counter hash is a bijection, so one key never repeats a word and
-    n words are n draws without replacement from the 2^32 words: every count's variance is
-    the multinomial one times this factor), 1 for Philox (whose words may repeat)."""
+    """The finite-population factor of ``n`` distinct words of the hardware model, one
+    seed's stream or the first word of n keys of one position: ``1 − n/2^32`` (its counter
+    and key hashes are bijections, so these words never repeat and n words are n draws
+    without replacement from the 2^32 words: every count's variance is the multinomial one
+    times this factor), 1 for Philox (whose words may repeat)."""
     _check_rng(rng)
     return 1 - n / MAX_SAMPLES_PER_SEED if rng == "hw" else 1.0
 

@@ -116,16 +116,14 @@ def draw_mismatch(mismatch, *, V=10, R=MISMATCH_REQUESTS, seed=0) -> Figure:
     ax1.set(ylabel="probability", xticks=x,
             title=f"acceptance: Σ min(p, q) = {d['alpha']:.3f}, measured {d['measured']:.3f}")
     ax1.legend(fontsize=LEGEND)
-    if d["fallback"]:
-        title = "residual is all zero: sample from p"
-    elif d["residual_mass"] < EMPTY_RESIDUAL:
+    empty = not d["fallback"] and d["residual_mass"] < EMPTY_RESIDUAL
+    if empty:
         title = f"residual max(0, p − q): mass {d['residual_mass']:.1g} (rounding), not drawn"
-    else:
-        title = f"residual max(0, p − q) (mass {d['residual_mass']:.3f}), normalised"
-    if d["residual_mass"] >= EMPTY_RESIDUAL or d["fallback"]:
-        ax2.bar(x, d["residual"], color=RES_COLOR, alpha=0.7)
-    else:
         ax2.set_ylim(0, 1)
+    else:
+        title = ("residual is all zero: sample from p" if d["fallback"] else
+                 f"residual max(0, p − q) (mass {d['residual_mass']:.3f}), normalised")
+        ax2.bar(x, d["residual"], color=RES_COLOR, alpha=0.7)
     ax2.set(xlabel="token", ylabel="probability", xticks=x, title=title)
     fig.suptitle(f"draft/target mismatch σ = {mismatch:g}  (R = {d['R']:,} requests)")
     fig.tight_layout()
