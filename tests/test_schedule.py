@@ -193,3 +193,32 @@ def test_the_worst_recurrence_is_found_without_enumerating_circuits():
         if circuit:
             assert Fraction(sum(e.latency for e in circuit),
                             sum(e.distance for e in circuit)) == worst
+
+
+@pytest.mark.parametrize("ii", [3, 7, 40])
+def test_the_free_row_search_agrees_with_the_eviction_check(ii):
+    """On random reservation tables (loads booked 1–9 cycles by their bank conflicts, pops,
+    reserved scalar rows), the first row op k can take without evicting is the first row whose
+    eviction set is empty."""
+    import random
+
+    from rslab.schedule.bodytext import parse_body
+    from rslab.schedule.modulo import _IMS
+
+    text = ("a = vld [s1 + 0 + 512*i]\nb = vld.s [s2 + 0 + 4*i], 8\n"
+            "c = vld.s [s3 + 0 + 4*i], 2\n@e = vexp2 a\ne = vpop @e\nd = vadd.f32 e, b\n"
+            "f = vadd.f32 d, c\nq = sadd s5, 1\nvst f, [s4 + 0 + 512*i]\n")
+    body = parse_body(text)
+    graph = build_graph(body.ops, SlotModel())
+    rng = random.Random(ii)
+    for _ in range(200):
+        ims = _IMS(graph, ii, {"scalar": {ii - 1: rng.randint(0, 1)}})
+        times, mrt = [None] * graph.n, {}
+        for k in rng.sample(range(graph.n), rng.randint(0, graph.n - 1)):
+            ims._place(k, rng.randrange(2 * ii), times, mrt, set())
+        k = rng.choice([j for j in range(graph.n) if times[j] is None])
+        first = rng.randrange(ii)
+        want = next((t for t in range(first, first + ii)
+                     if ims._resource_conflicts(k, t, mrt) == set()
+                     and not ims._fifo_conflicts(k, t, times)), None)
+        assert ims._free_slot(k, first, first + ii - 1, times, mrt) == want

@@ -148,6 +148,8 @@ class _IMS:
             self.partner[p] = q
             self.partner[q] = p
         self.height = self._heights()
+        self.shape = [(slot_of(op.opcode), graph.model.op_busy(op), op.is_pop)
+                      for op in graph.ops]  # what each op books: slot, cycles, a pop's row
 
     def _heights(self):
         n = self.g.n
@@ -164,12 +166,24 @@ class _IMS:
         raise _Infeasible("recurrence exceeds II")
 
     def _usage(self, k, t):
-        op = self.g.ops[k]
-        slot = slot_of(op.opcode)
-        rows = [(slot, (t + c) % self.ii) for c in range(self.g.model.op_busy(op))]
-        if op.is_pop:
+        slot, busy, pop = self.shape[k]
+        rows = [(slot, (t + c) % self.ii) for c in range(busy)]
+        if pop:
             rows.append(("pop", t % self.ii))
         return rows
+
+    def _free_runs(self, res, mrt) -> list[int]:
+        """For each MRT row, how many rows from it on (cyclically, at most II) have a unit of
+        ``res`` free."""
+        cap, taken, ii = self._capacity(res), self.reserved.get(res, {}), self.ii
+        free = [len(mrt.get((res, r), ())) + taken.get(r, 0) < cap for r in range(ii)]
+        if all(free):
+            return [ii] * ii
+        runs, run = [0] * ii, 0
+        for r in reversed(range(2 * ii)):
+            run = run + 1 if free[r % ii] else 0
+            runs[r % ii] = min(run, ii)
+        return runs
 
     def _capacity(self, res):
         return 1 if res == "pop" else self.g.model.units[res]
@@ -274,9 +288,14 @@ class _IMS:
 
     def _free_slot(self, k, first, last, times, mrt):
         """The first cycle in [first, last] where op k needs no eviction, or None."""
+        slot, busy, pop = self.shape[k]
+        if busy > self.ii:  # it books some rows twice: ask row by row
+            fits = [self._resource_conflicts(k, t, mrt) == set() for t in range(self.ii)]
+        else:
+            runs, pops = self._free_runs(slot, mrt), self._free_runs("pop", mrt)
+            fits = [runs[r] >= busy and (not pop or pops[r] > 0) for r in range(self.ii)]
         for t in range(first, int(last) + 1):
-            if self._resource_conflicts(k, t, mrt) == set() and \
-                    not self._fifo_conflicts(k, t, times):
+            if fits[t % self.ii] and not self._fifo_conflicts(k, t, times):
                 return t
         return None
 
@@ -329,26 +348,37 @@ class _Infeasible(Exception):
 BUDGET = "budget exhausted"
 
 
-def tight_recurrences(graph: Graph, ii: int) -> frozenset:
-    """The ops on dependence circuits with less than one II of slack at ``ii``
-    (distance·II − delay < II): their windows are narrower than the II."""
-    try:
-        circuits = elementary_circuits(graph)
-    except ValueError:  # too many to enumerate: no retry
-        return frozenset()
-    return frozenset(e.src for c in circuits
-                     if (sum(e.distance for e in c) - 1) * ii < sum(e.latency for e in c)
-                     for e in c)
+class _Circuits:
+    """The graph's elementary circuits as (distance, delay, ops), enumerated once, at the first
+    II that needs them (None: too many to enumerate)."""
+
+    def __init__(self, graph: Graph):
+        self.graph, self._sums = graph, ()
+
+    def tight(self, ii: int) -> frozenset:
+        """The ops on circuits with less than one II of slack at ``ii``
+        (distance·II − delay < II): their windows are narrower than the II."""
+        if self._sums == ():
+            try:
+                self._sums = [(sum(e.distance for e in c), sum(e.latency for e in c),
+                               frozenset(e.src for e in c))
+                              for c in elementary_circuits(self.graph)]
+            except ValueError:  # too many to enumerate: no retry
+                self._sums = None
+        if self._sums is None:
+            return frozenset()
+        return frozenset().union(*(ops for distance, delay, ops in self._sums
+                                   if (distance - 1) * ii < delay))
 
 
-def _schedule_at(graph, ii, reserved, budget):
+def _schedule_at(graph, ii, reserved, budget, circuits: _Circuits):
     """Issue cycles at ``ii`` by height; if the budget runs out, again with the ops of the tight
     recurrences first (ops whose window is a single cycle, like a pinned accumulator and its
     reader, then find a row with room before the other ops fill it)."""
     try:
         return _IMS(graph, ii, reserved).run(budget)
     except _Infeasible as exc:
-        first = tight_recurrences(graph, ii) if str(exc) == BUDGET else frozenset()
+        first = circuits.tight(ii) if str(exc) == BUDGET else frozenset()
         if not first:
             raise
     try:
@@ -387,7 +417,7 @@ def modulo_schedule(body_or_graph, model: SlotModel | None = None, *, max_ii: in
     bounds = analyse(graph)
     start = max(bounds.mii, res_mii(graph, reserve_scalar)[0], min_ii)
     max_ii = max_ii or start + sum(graph.latency(i) for i in range(graph.n)) + 1
-    attempts = {}
+    attempts, circuits = {}, _Circuits(graph)
     for ii in range(start, max_ii + 1):
         slots = increment_slots(graph, ii, reserve_scalar)
         if reserve_scalar and not slots:
@@ -395,7 +425,8 @@ def modulo_schedule(body_or_graph, model: SlotModel | None = None, *, max_ii: in
             continue
         reserved = {"scalar": {ii - 1 - j: 1 for j in range(slots)}}
         try:
-            times = _normalise(_schedule_at(graph, ii, reserved, budget_ratio * graph.n), ii)
+            times = _normalise(_schedule_at(graph, ii, reserved, budget_ratio * graph.n,
+                                                 circuits), ii)
         except _Infeasible as exc:
             attempts[ii] = str(exc)
             continue
