@@ -9,6 +9,12 @@ import pytest
 from rslab.fixtures import TEST_POINTS, all_accept_inputs, first_reject_inputs, scenario_inputs
 from rslab.kernels.sampler.draws import SAMPLER_DRAWS
 from rslab.kernels.sampler.floor import (
+    CONVERT,
+    NOISE,
+    SCORE,
+    SHIFT,
+    UNIFORM,
+    WORD,
     compute_bound,
     element_work,
     machine_task_bound,
@@ -137,6 +143,16 @@ def test_the_split_moves_transcendentals_to_the_valu_when_the_sfu_would_bind():
     # with 30 other VALU ops the VALU binds already (30 + 7 pops = 37 ops, 18.5 cycles): none
     assert compute_bound(30, 7, MachineConfig()) == {"sfu_cycles": 14, "valu_cycles": 19,
                                                      "transcendentals_on_valu": 0.0}
+
+
+def test_the_race_bonus_row_counted_from_the_named_constants():
+    """The race's bonus row on the Fast path, as the constants' docstrings count it: the
+    noise's u·c and − fl (2), the random word's vrand (1), the uniform (1), the score w·R (1),
+    the BF16 half to float32 (1) and (l − m)·LOG2E (2): 8 VALU ops; a log, a reciprocal and
+    the weight's exp2: 3 transcendentals."""
+    by_hand = NOISE["mul"][0] + WORD + UNIFORM + SCORE + CONVERT + SHIFT
+    assert by_hand == 8
+    assert element_work("bonus", "fast", ("race", "scaled")) == (by_hand, NOISE["mul"][1] + 1)
 
 
 def test_philox_ops_per_word_by_hand():

@@ -373,6 +373,17 @@ def test_the_note_directions_name_the_side_of_each_test_point():
         results.note_directions([{**rows[0], "vocab": 1024}])
 
 
+def test_the_note_table_gives_each_rows_figures_their_own_v():
+    """The model's row at its V, the note's at the note's: no cell mixes the two."""
+    row = {"name": "all-accept", "vocab": 1024, "baseline_cycles": 300,
+           "optimized_cycles": 100}
+    lines = results.note_table([row]).splitlines()[2:]
+    aa_base, aa_opt = note.SCENARIOS["all-accept"]
+    assert lines[0] == "| all-accept | model | 1,024 | 300 | 100 | 3.00× |"
+    assert lines[1] == (f"| all-accept | the note's | {note.VOCAB:,} | {aa_base:,} | "
+                        f"{aa_opt:,} | {aa_base / aa_opt:.2f}× |")
+
+
 def test_bundling_shortens_the_acceptance_glue_and_issuing_ahead_lengthens_it():
     """Review 09 round 6 #4: the optimised acceptance glue is slower because the step that
     bundles it also issues the next transfers from it."""

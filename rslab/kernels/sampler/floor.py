@@ -36,7 +36,8 @@ residual or bonus row (:func:`element_work`) — under these assumptions:
 - left out, so that the count stays below every program: the reductions (the row max, the
   sums, the argmax: the cross-lane unit can take them), the per-row work (acceptance, the
   inverse CDF's tail), the row max of a linear draw's bonus row, integer bookkeeping
-  beyond one conversion per uniform, and Philox's xors with its keys;
+  beyond the random word (one ``vrand`` on the Fast path; Philox's products and varying
+  xors on the Exact one) and one conversion per uniform, and Philox's xors with its keys;
 - a transcendental (exp2, log2, the race's reciprocal) goes to either unit, where the
   program likes: on the SFU it books 1 + hold cycles and its result costs a VALU ``vpop``;
   on the VALU it costs ``VALU_PER_TRANSCENDENTAL`` = 4 ops. That is conservatively low:
@@ -136,11 +137,13 @@ def task_bytes(layout, num_accepted) -> int:
 VALU_PER_TRANSCENDENTAL = 4
 """The fewest VALU ops this bound lets an exp2, a log2 or a reciprocal cost when a program
 computes it on the VALU instead of the SFU (see the module docstring: conservatively low)."""
-CONVERT, SHIFT, SCALE, WEIGHT, UNIFORM, SCORE = 1, 2, 1, 3, 1, 1
+CONVERT, SHIFT, SCALE, WEIGHT, WORD, UNIFORM, SCORE = 1, 2, 1, 3, 1, 1, 1
 """VALU ops per float32 vector of a row's elements: a BF16 half to float32; ``(l − m)·LOG2E``
 (a subtract and a multiply: no fused multiply-add); the Gumbel bonus score's ``l·LOG2E``;
-the residual weight ``max(e·(1/s) − q, 0)``; the uniform from a random word (its
-integer-to-float conversion only); the score ``x − y`` or ``w·R``."""
+the residual weight ``max(e·(1/s) − q, 0)``; the Fast path's random word (one ``vrand`` of
+the hardware RNG; the Exact path's Philox costs :func:`philox_ops_per_word` instead); the
+uniform from a random word (its integer-to-float conversion only); the score ``x − y`` or
+``w·R``."""
 NOISE = {"add": (4, 2), "mul": (2, 2), "exact": (1, 2)}
 """(VALU ops, transcendentals) per float32 vector of a noise from its uniform: the Fast
 Gumbel pipelines (``u·c``, ``− fl``, the second layer's input, ``+ log2 k``; two logs), the
@@ -163,14 +166,22 @@ def philox_ops_per_word(rounds: int = 10) -> Fraction:
 
 def element_work(kind: str, path: str, draw) -> tuple[Fraction, int]:
     """(VALU ops, transcendentals) per float32 vector of a ``kind`` row (``checked``,
-    ``residual`` or ``bonus``) on ``path`` drawing with ``draw``, pops not counted."""
+    ``residual`` or ``bonus``) on ``path`` drawing with ``draw``, pops not counted.
+
+    A checked row: ``CONVERT + SHIFT`` and one exp2. A residual row: ``WEIGHT`` (an inverse
+    CDF's) or, for a score draw, its noise (``NOISE``), the random word (``WORD`` on the Fast
+    path, :func:`philox_ops_per_word` on the Exact one), ``UNIFORM``, ``SCORE`` and
+    ``WEIGHT``, with a log2 of the weight for a Gumbel-max score. A bonus row: an inverse
+    CDF's ``CONVERT + SHIFT`` and one exp2; a score draw's noise, word, ``UNIFORM`` and
+    ``SCORE``, plus ``CONVERT + SHIFT`` and the weight's exp2 for the race, ``CONVERT +
+    SCALE`` for a Gumbel score."""
     if kind == "checked":
         return Fraction(CONVERT + SHIFT), 1
     score = "exact" if path == "exact" else methods.draw(draw[0]).score
     if score is None:  # the inverse CDFs: the weights, then sums of them
         return (Fraction(CONVERT + SHIFT), 1) if kind == "bonus" else (Fraction(WEIGHT), 0)
     valu, trans = NOISE[score]
-    word = philox_ops_per_word() if path == "exact" else 1
+    word = philox_ops_per_word() if path == "exact" else WORD
     valu += word + UNIFORM + SCORE
     if kind == "residual":
         return valu + WEIGHT, trans + (score != "mul")  # Gumbel-max scores log2 w
