@@ -276,3 +276,24 @@ def test_fourteen_stores_to_one_address_keep_their_order(tmp_path):
     assert out.stderr.count("(store → store, ") == 14  # 13 in a row and the last to the first
     sim = rslab("sim", "-", "--json", "--regs", "v5", stdin=out.stdout)
     assert json.loads(sim.stdout)["registers"]["v5"]["f32_lanes_0_7"] == [13.5] * 8
+
+
+UNROLLED_MEMORY = (
+    "iterations 15\nbefore: sli s10, 0\nbefore: smov s11, s10\nbefore: sli s13, 0\n"
+    "before: sli s2, 262144\n"
+    "carried acc=v54\nbefore: vld v54, [s2 + 0]\n"
+    "w = vld.s [s13 + 4 + 4*i], 32\nm = vld.s [s11 + 0 + 0*i], 1\n"
+    "acc = vadd.f32 acc[-1], m\nu = vmul.f32 acc, w\nvst u, [s2 + 0 + 512*i]\n")
+
+
+def test_a_report_with_many_memory_dependences_prints_a_few_and_counts_the_rest(tmp_path):
+    """Unrolled three times, a store and a zero-stride load through a base of unknown value
+    meet in every pair of copies: the text names the first few and counts the others;
+    ``--json`` lists them all."""
+    (tmp_path / "b.s").write_text(UNROLLED_MEMORY)
+    out = rslab("pipeline", tmp_path / "b.s", "--unroll", "3", "-o", tmp_path / "o.s")
+    assert out.returncode == 0, out.stderr
+    line = next(x for x in out.stdout.splitlines() if x.startswith("memory dependences:"))
+    full = json.loads(rslab("pipeline", tmp_path / "b.s", "--unroll", "3", "--json").stdout)
+    assert len(full["memory"]) > 8 and line.count("iteration(s) later") == 8
+    assert line.endswith(f"; and {len(full['memory']) - 8} more (--json lists them all)")

@@ -177,6 +177,10 @@ MEMORY_KINDS = {"memory flow": "store → load", "memory anti": "load → store"
 """The memory dependences the report names (``rslab.schedule.memory``), by edge kind."""
 
 
+SHOWN = 8
+"""The memory dependences the text report prints (``--json`` has them all)."""
+
+
 def _memory_order(graph) -> list:
     """The memory dependences of the graph: the earlier access, the later, their kind, the
     iterations between them and the cycles the later waits."""
@@ -247,7 +251,9 @@ def print_report(rep: dict, wrote: str | None, out=None) -> None:
     say(f"ResMII {rep['res_mii']} (binding: {rep['res_binding']}; cycles booked per "
         f"iteration / units: {usage})")
     order = "; ".join(f"{m['from']} → {m['to']} ({m['kind']}, {m['distance']} iteration(s) "
-                      f"later, +{m['latency']} cycle(s))" for m in rep["memory"])
+                      f"later, +{m['latency']} cycle(s))" for m in rep["memory"][:SHOWN])
+    if len(rep["memory"]) > SHOWN:
+        order += f"; and {len(rep['memory']) - SHOWN} more (--json lists them all)"
     say(f"memory dependences: {order or 'none (no store meets another access)'}")
     say(f"RecMII {rep['rec_mii']} (critical recurrence: {circuit})")
     bound = f"the recurrence {circuit}" if rep["rec_mii"] > rep["res_mii"] \
