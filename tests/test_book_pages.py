@@ -25,7 +25,7 @@ def test_every_book_page_is_in_the_toc():
 
 
 MIN_CLAIMS = {"intro": 9, "01_algorithm": 33, "02_machine": 23, "03_dataflow": 44,
-              "appendix": 2, "04_pipelining": 76, "05_div8": 48, "06_div14": 55,
+              "appendix": 2, "04_pipelining": 81, "05_div8": 48, "06_div14": 55,
               "09_results": 70, "07_beyond": 70, "08_fixed_point": 31, "10_many_cores": 70}
 """The claims each page checks at quick scale (``rslab.chapters.claims``), at least."""
 

@@ -187,8 +187,10 @@ def test_the_program_bundles_are_the_assemblers_count():
 
 
 def test_registers_do_not_grow_with_workers_at_every_valu_latency_nor_hold():
-    regs = {v: [p["vector_registers"] for p in ch.valu_points(v, (1, 2, 4))] for v in (2, 8)}
-    assert regs[2][2] < regs[2][0] and regs[8][2] > regs[8][0]
+    regs = {v: [p["vector_registers"] for p in ch.valu_points(v, (1, 2, 4))]
+            for v in range(ch.VALU_RANGE[0], ch.VALU_RANGE[1] + 1)}
+    assert [v for v, r in regs.items() if r[2] <= r[0]] == [2]  # at latency 1 four hold more
+    assert regs[1][2] > regs[1][0] and regs[8][2] > regs[8][0]
     by_hold = {h: {p["vector_registers"] for p in ch.hold_points(h, (7, 10, 13, 16, 20))}
                for h in (0, 1, 4)}
     assert len(by_hold[1]) == 1 and by_hold[0] != by_hold[1] != by_hold[4]
@@ -208,7 +210,7 @@ def test_some_kernel_bundles_hold_one_iteration_and_the_loads_sit_beside_the_vmu
     assert {s for _, s in mix["beside_loads"]} == {1} and mix["push_beside_older_pop"]
 
 
-def test_a_longer_sfu_latency_never_costs_ii_at_any_hold_of_the_slider():
+def test_over_the_latencies_shown_a_longer_sfu_latency_never_costs_ii_at_any_hold():
     lats = (7, 10, 13, 16, 20)
     flat, iis = [], {}
     for h in range(ch.HOLD_RANGE[0], ch.HOLD_RANGE[1] + 1):
@@ -225,3 +227,24 @@ def test_a_longer_sfu_latency_never_costs_ii_at_any_hold_of_the_slider():
     assert iis[4] > iis[3] and 4 not in flat and 5 not in flat  # a larger II is no room
     at_hold1 = [p["stages"] for p in ch.hold_points(1, lats)]
     assert at_hold1 == [4, 4, 4, 4, 5]
+
+
+def test_beyond_the_latencies_shown_the_fifo_binds_and_ii_rises():
+    from rslab.kernels.studies import steady as pb
+
+    first = ch.fifo_binds(tuple(range(ch.HOLD_RANGE[0], ch.HOLD_RANGE[1] + 1)), 20)
+    assert first[0] == first[1] == {"latency": 40, "res_mii": 11}  # ceil(4 * 41 / 16)
+    assert first[6]["latency"] == 112 and all(f["latency"] > 20 for f in first.values())
+    assert ch.fifo_entries((33, 34, 39, 40)) == [15, 16, 16, 16]
+    for hold in (0, 1):
+        before, at = (pb.sumexp_point(sfu_latency=L, hold=hold) for L in (39, 40))
+        assert (before["ii"], at["ii"], at["measured_ii"], at["stalls_per_iter"]) == (10, 11, 11, 0)
+        assert (before["stages"], at["stages"]) == (7, 6)
+
+
+def test_between_an_iterations_pushes_only_other_iterations_ops_issue():
+    sched = modulo_schedule(sumexp_body(), reserve_scalar=1)
+    ops = list(zip(sched.graph.ops, sched.times, strict=True))
+    pushes = [t for op, t in ops if op.is_push]
+    assert pushes == [13, 15, 17, 19] and {t // sched.ii for t in pushes} == {1}
+    assert not [op.label for op, t in ops if not op.is_push and 13 < t < 19]

@@ -479,6 +479,27 @@ def fifo_entries(sfu_latencies: tuple) -> list[int]:
         latency={"sfu": L}))).schedule.fifo_occupancy() for L in sfu_latencies]
 
 
+def fifo_binds(holds: tuple, start: int) -> dict:
+    """Per hold-issue: the first SFU latency from ``start`` up at which the sum-exp loop's FIFO
+    bound (pushes × (SFU + pop latency) / FIFO depth) exceeds every other resource's, with
+    the ResMII there (``rslab.schedule.analyse``; no schedule is built)."""
+    from rslab.kernels.studies.sumexp_loop import sumexp_body
+    from rslab.machine import MachineConfig
+    from rslab.schedule import SlotModel, analyse
+
+    body, found = sumexp_body(), {}
+    for hold in holds:
+        latency = start
+        while True:
+            b = analyse(body, SlotModel.from_config(MachineConfig().with_(
+                sfu_hold=hold, latency={"sfu": latency})), reserve_scalar=1)
+            if b.res_binding == "fifo":
+                found[hold] = {"latency": latency, "res_mii": b.res_mii}
+                break
+            latency += 1
+    return found
+
+
 def sweep_best(rows) -> dict:
     """From ``rslab pipeline --sweep --json`` rows: per unroll, the scheduled row of the
     fewest cycles per source iteration."""
