@@ -197,8 +197,9 @@ def test_registers_do_not_grow_with_workers_at_every_valu_latency_nor_hold():
 
 
 def test_the_sweep_plots_tick_only_the_swept_values():
-    fig = sp.plot_sweep([1, 2, 4], {"II": [12, 10, 10]}, xlabel="workers")
+    fig = sp.plot_sweep([1, 2, 4], {"II": [12, 10, 10]}, xlabel="workers", ylabel="cycles")
     assert list(fig.axes[0].get_xticks()) == [1, 2, 4]
+    assert fig.axes[0].get_ylabel() == "cycles"
 
 
 def test_some_kernel_bundles_hold_one_iteration_and_the_loads_sit_beside_the_vmuls():

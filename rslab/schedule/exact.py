@@ -176,6 +176,10 @@ class _Program:
         return [t - shift for t in times]
 
 
+TIME_LIMIT = 60.0
+"""Seconds the integer program may take at one II before it answers "unknown"."""
+
+
 def _check_arguments(ii, max_stages, reserve_scalar, time_limit):
     ii = _positive_int("ii", ii)
     max_stages = _positive_int("max_stages", max_stages)
@@ -189,7 +193,7 @@ def _check_arguments(ii, max_stages, reserve_scalar, time_limit):
 
 def exact_schedule(body_or_graph, ii: int, *, model: SlotModel | None = None,
                    max_stages: int = 8, reserve_scalar: int = 0,
-                   time_limit: float = 60.0, rotating=()) -> ExactResult:
+                   time_limit: float = TIME_LIMIT, rotating=()) -> ExactResult:
     """Decide whether a modulo schedule at ``ii`` with at most ``max_stages`` stages exists
     (``reserve_scalar``: the loop's strided bases, as :func:`modulo_schedule` takes them)."""
     graph = body_or_graph if isinstance(body_or_graph, Graph) else build_graph(

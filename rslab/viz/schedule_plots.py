@@ -254,8 +254,9 @@ def plot_design_points(xs, points, *, xlabel: str, title: str, ylims=None, compa
     return fig
 
 
-def plot_sweep(values, series: dict, *, xlabel, ax=None, note=None):
-    """Several measured curves over one swept parameter, on the same axes."""
+def plot_sweep(values, series: dict, *, xlabel, ylabel, ax=None, note=None):
+    """Several measured curves over one swept parameter, on the same axes (``ylabel`` names
+    what each is measured in)."""
     if ax is None:
         _, ax = plt.subplots(figsize=(6.5, 3.6))
     for label, ys in series.items():
@@ -264,6 +265,7 @@ def plot_sweep(values, series: dict, *, xlabel, ax=None, note=None):
         ax.axhline(note[1], color="0.5", ls=":", label=note[0])
     ax.set_xticks(values)
     ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
     ax.legend(fontsize=9)
     ax.grid(alpha=0.3)
     return ax.figure
