@@ -15,7 +15,8 @@ CASES = [  # cores not a power of two; V not a multiple of C × 256; idle cores 
     (3, 1792, "sequential", "max-first"), (5, 2304, "sequential", "online"),
     (7, 1280, "parallel", "max-first"), (4, 512, "parallel", "online"),
     (6, 4864, "sequential", "max-first"), (12, 2304, "parallel", "online"),
-    (2, 33_280, "sequential", "max-first")]  # 65 blocks a core: more than one group of 128
+    (2, 33_280, "sequential", "max-first"),  # a whole request a core, 65 blocks of 512 a row
+    (32, 33_280, "sequential", "max-first")]  # a row split over 16 cores, as on 32 at the note's
 
 
 @pytest.mark.parametrize("cores,V,mode,merge", CASES)
