@@ -405,3 +405,14 @@ def test_against_the_first_translation_first_step_reject_gains_more_than_all_acc
     aa = speedup_rows(VOCAB, names=("all-accept",))[0]
     ex = results.exercise_runs(VOCAB, third_valu=False)
     assert ex["fr_speedup"] < aa["speedup"] < ex["fr_naive_speedup"]
+
+
+def test_the_whole_split_threshold_is_where_moving_one_transcendental_stops_paying():
+    """Below the threshold one whole transcendental on the VALU lowers the busier unit's
+    cycles; from it on, none does (k = 4 moves the real optimum's 146, rounded)."""
+    split = results.split_exercise(results.EXERCISE_VOCAB)
+    k = results.whole_split_threshold(split)
+    assert results.whole_split_cycles(split, k - 1, 1) < results.whole_split_cycles(split, k - 1, 0)
+    assert results.whole_split_cycles(split, k, 1) >= results.whole_split_cycles(split, k, 0)
+    assert results.whole_split_cycles(split, 4, 146) == max(split["by_k"][4]["sfu_cycles"],
+                                                       split["by_k"][4]["valu_cycles"])

@@ -2,6 +2,8 @@
 shows (the headline, the phases, the steps, the floor and the task bound, the model beside
 the note, the recommended draw, the vocabulary sweep live, what the sampler accepts)."""
 
+import itertools
+import math
 from itertools import pairwise
 
 import numpy as np
@@ -745,6 +747,21 @@ def split_exercise(vocab: int = EXERCISE_VOCAB, draw=("race", "scaled")) -> dict
             "all_on_sfu": work["transcendentals"] * (1 + config.sfu_hold),
             "div8_moved": compute_bound(div8["valu_ops"], div8["transcendentals"],
                                         config)["transcendentals_on_valu"]}
+
+
+def whole_split_cycles(split: dict, k: int, moved: int) -> int:
+    """Cycles of the busier unit, each rounded up, with ``moved`` whole transcendentals of
+    :func:`split_exercise`'s task on the VALU at ``k`` ops each."""
+    total, slots = split["transcendentals"], MachineConfig().slots["valu"]
+    sfu = split["all_on_sfu"] * (total - moved) / total
+    return max(math.ceil(sfu), math.ceil((split["valu_ops"] + total + (k - 1) * moved) / slots))
+
+
+def whole_split_threshold(split: dict) -> int:
+    """The least k from which moving one whole transcendental no longer lowers
+    :func:`whole_split_cycles`."""
+    return next(k for k in itertools.count(1)
+                if whole_split_cycles(split, k, 1) >= whole_split_cycles(split, k, 0))
 
 
 # ----------------------------------------------------------------- what the sampler accepts
