@@ -571,8 +571,8 @@ def tail_rows(wins: dict, deltas, shown) -> list[dict]:
     rows = []
     for d in shown:
         i = list(deltas).index(d)
-        row = {"Δ": f"{d:g}", "ideal": f"{float(tails.ideal_tail_token_win(d)):.3f}"}
-        row.update({name: f"{w[i]:.3f}" for name, w in wins.items()})
+        row = {"Δ": f"{d:g}", "ideal": f"{float(tails.ideal_tail_token_win(d)):.3g}"}
+        row.update({name: f"{w[i]:.3g}" for name, w in wins.items()})
         rows.append(row)
     return rows
 
@@ -805,24 +805,30 @@ def finals_text(result) -> dict:
             "runner_up": second}
 
 
+OWN_LAW_SIMS = 1000
+"""Simulated seeds behind each finalist's own-law KS mean."""
+
+
 @functools.lru_cache(maxsize=64)
 def own_law_ks(k: float, n: int, fpc: float, log2: FastLog2 = DEFAULT_FASTLOG2) -> tuple:
     """Mean and standard deviation of the KS distance that ``n`` draws of Div-``k``'s own law
     show (``separation.sample_ks`` around the exact lattice law)."""
-    d = separation.sample_ks(search.sorted_noise(k, log2), n, sims=1000, fpc=fpc)
+    d = separation.sample_ks(search.sorted_noise(k, log2), n, sims=OWN_LAW_SIMS, fpc=fpc)
     return float(d.mean()), float(d.std())
 
 
 def own_law(result) -> dict:
-    """Per finalist: the mean KS its own law makes a seed of the finals show, and ``z``/``p``
-    of the finals' mean against it (the mean of the seeds taken as normal)."""
+    """Per finalist: the mean KS its own law makes a seed of the finals show (``se``: that
+    mean's simulation error), and ``z``/``p`` of the finals' mean against it (the mean of the
+    seeds taken as normal)."""
     cfg = result.config
     fpc = mc.stream_fpc(cfg.samples_per_seed, cfg.rng)
     out = {}
     for r in result.finals:
         mean, sd = own_law_ks(parse_divisor(r["name"]), cfg.samples_per_seed, fpc, cfg.log2)
         z = (r["mean_ks"] - mean) / (sd / np.sqrt(r["seeds"]))
-        out[r["name"]] = {"mean": mean, "z": float(z), "p": float(2 * sps.norm.sf(abs(z)))}
+        out[r["name"]] = {"mean": mean, "se": sd / np.sqrt(OWN_LAW_SIMS), "z": float(z),
+                          "p": float(2 * sps.norm.sf(abs(z)))}
     return out
 
 
@@ -894,7 +900,8 @@ def ks_rows(result) -> list[dict]:
     own = own_law(result)
     return [{"finalist": r["name"], "mean KS (×10⁻⁵)": f"{r['mean_ks'] * 1e5:.2f}",
              "the law's own distance (×10⁻⁵)": f"{r['exact_ks'] * 1e5:.2f}",
-             "a seed's mean KS under it (×10⁻⁵)": f"{own[r['name']]['mean'] * 1e5:.2f}",
+             "a seed's mean KS under it (×10⁻⁵, ± simulation error)":
+                 f"{own[r['name']]['mean'] * 1e5:.1f} ± {own[r['name']]['se'] * 1e5:.1f}",
              "p against the null": f"{r['p']:.2g}",
              "p against its own law": f"{own[r['name']]['p']:.2g}"} for r in rep["ks"]]
 
