@@ -2,9 +2,8 @@
 shows (the headline, the phases, the steps, the floor and the task bound, the model beside
 the note, the recommended draw, the vocabulary sweep live, what the sampler accepts)."""
 
-import itertools
 import math
-from itertools import pairwise
+from itertools import count, pairwise
 
 import numpy as np
 
@@ -19,6 +18,7 @@ from rslab.kernels.sampler.floor import (
     compute_bound,
     element_work,
     machine_task_bound,
+    split_cycles,
     task_work,
 )
 from rslab.kernels.sampler.layout import BLOCK, SamplerLayout
@@ -752,15 +752,15 @@ def split_exercise(vocab: int = EXERCISE_VOCAB, draw=("race", "scaled")) -> dict
 def whole_split_cycles(split: dict, k: int, moved: int) -> int:
     """Cycles of the busier unit, each rounded up, with ``moved`` whole transcendentals of
     :func:`split_exercise`'s task on the VALU at ``k`` ops each."""
-    total, slots = split["transcendentals"], MachineConfig().slots["valu"]
-    sfu = split["all_on_sfu"] * (total - moved) / total
-    return max(math.ceil(sfu), math.ceil((split["valu_ops"] + total + (k - 1) * moved) / slots))
+    return max(math.ceil(c) for c in split_cycles(split["valu_ops"], split["transcendentals"],
+                                                     MachineConfig(), moved,
+                                                     per_transcendental=k))
 
 
 def whole_split_threshold(split: dict) -> int:
     """The least k from which moving one whole transcendental no longer lowers
     :func:`whole_split_cycles`."""
-    return next(k for k in itertools.count(1)
+    return next(k for k in count(1)
                 if whole_split_cycles(split, k, 1) >= whole_split_cycles(split, k, 0))
 
 

@@ -10,6 +10,7 @@ found.
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 from dataclasses import dataclass
 
@@ -292,8 +293,9 @@ class _IMS:
         if busy > self.ii:  # it books some rows twice: ask row by row
             fits = [self._resource_conflicts(k, t, mrt) == set() for t in range(self.ii)]
         else:
-            runs, pops = self._free_runs(slot, mrt), self._free_runs("pop", mrt)
-            fits = [runs[r] >= busy and (not pop or pops[r] > 0) for r in range(self.ii)]
+            runs = self._free_runs(slot, mrt)
+            pops = self._free_runs("pop", mrt) if pop else [1] * self.ii
+            fits = [runs[r] >= busy and pops[r] > 0 for r in range(self.ii)]
         for t in range(first, int(last) + 1):
             if fits[t % self.ii] and not self._fifo_conflicts(k, t, times):
                 return t
@@ -353,18 +355,19 @@ class _Circuits:
     II that needs them (None: too many to enumerate)."""
 
     def __init__(self, graph: Graph):
-        self.graph, self._sums = graph, ()
+        self.graph = graph
+
+    @functools.cached_property
+    def _sums(self):
+        try:
+            return [(sum(e.distance for e in c), sum(e.latency for e in c),
+                     frozenset(e.src for e in c)) for c in elementary_circuits(self.graph)]
+        except ValueError:  # too many to enumerate: no retry
+            return None
 
     def tight(self, ii: int) -> frozenset:
         """The ops on circuits with less than one II of slack at ``ii``
         (distance·II − delay < II): their windows are narrower than the II."""
-        if self._sums == ():
-            try:
-                self._sums = [(sum(e.distance for e in c), sum(e.latency for e in c),
-                               frozenset(e.src for e in c))
-                              for c in elementary_circuits(self.graph)]
-            except ValueError:  # too many to enumerate: no retry
-                self._sums = None
         if self._sums is None:
             return frozenset()
         return frozenset().union(*(ops for distance, delay, ops in self._sums

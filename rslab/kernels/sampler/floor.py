@@ -208,6 +208,17 @@ def task_work(layout, num_accepted, path: str = "fast", draw=DEFAULT_DRAW) -> di
     return {"valu_ops": valu, "transcendentals": trans}
 
 
+def split_cycles(valu_ops, transcendentals, config, on_valu, *,
+                 per_transcendental: int = VALU_PER_TRANSCENDENTAL) -> tuple:
+    """(SFU, VALU) cycles, not rounded, with ``on_valu`` of the transcendentals on the VALU
+    (``per_transcendental`` ops each) and the rest on the SFU (1 + hold cycles and a pop
+    each)."""
+    on_sfu = transcendentals - on_valu
+    per_push = Fraction(1 + config.sfu_hold, config.slots["sfu"])
+    valu = valu_ops + on_sfu + per_transcendental * on_valu
+    return per_push * on_sfu, valu / config.slots["valu"]
+
+
 def compute_bound(valu_ops, transcendentals: int, config, *,
                   per_transcendental: int = VALU_PER_TRANSCENDENTAL) -> dict:
     """The least of ``max(sfu, valu)`` cycles over every split of the transcendentals between
@@ -224,8 +235,8 @@ def compute_bound(valu_ops, transcendentals: int, config, *,
     on_sfu = Fraction(total)
     if per_push * total * slots > valu_ops + total:  # the SFU would bind: move some over
         on_sfu = (valu_ops + k * total) / (slots * per_push + k - 1)
-    valu = (valu_ops + on_sfu + k * (total - on_sfu)) / slots
-    return {"sfu_cycles": math.ceil(per_push * on_sfu), "valu_cycles": math.ceil(valu),
+    sfu, valu = split_cycles(valu_ops, total, config, total - on_sfu, per_transcendental=k)
+    return {"sfu_cycles": math.ceil(sfu), "valu_cycles": math.ceil(valu),
             "transcendentals_on_valu": float(total - on_sfu)}
 
 
