@@ -83,8 +83,11 @@ book-quick:
 chromium:
 	test -x $(CHROMIUM) || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium)
 
+# Two workers, each taking whole files: the live notebooks in one, the built pages and make lab
+# in the other.
 browser-test: $(STAMP) chromium lab-settings
-	RSLAB_REQUIRE_BOOK=1 $(BIN)/python -m pytest -q -m "browser and not live_extra" tests/browser
+	RSLAB_REQUIRE_BOOK=1 $(BIN)/python -m pytest -q -n $(TEST_JOBS) --dist loadfile \
+		-m "browser and not live_extra" tests/browser
 
 test: lint pytest book-quick browser-test
 
@@ -111,9 +114,11 @@ lab: lab-settings
 lab-student: lab-settings
 	$(BIN)/python -m rslab.lab book --student
 
-# The live-notebook test alone (make test runs it with the rest of the browser stage).
+# The live-notebook test on every chapter it covers (make test runs three with the rest of the
+# browser stage), and make lab-screenshot's test (in a copy of the checkout).
 live-test: lab-settings chromium
-	RSLAB_REQUIRE_BOOK=1 $(BIN)/python -m pytest -q -m browser tests/browser/test_live_notebooks.py
+	RSLAB_REQUIRE_BOOK=1 $(BIN)/python -m pytest -q -m browser tests/browser/test_live_notebooks.py \
+		tests/browser/test_make_lab.py
 
 # Refresh the how-to-run page's screenshot of Jupyter Lab from the live-notebook test.
 lab-screenshot: lab-settings chromium

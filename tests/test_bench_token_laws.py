@@ -6,6 +6,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 
 from rslab.bench.token_laws import token_law_text
 from rslab.numerics import divergence_bound as db
@@ -20,6 +21,7 @@ def bench(*args):
                            *args], capture_output=True, text=True, timeout=600)
 
 
+@pytest.mark.heavy  # about a minute: the search over every family row for every draw
 def test_the_worst_target_of_every_draw_in_json_and_in_its_table():
     """An odd vocabulary (not a multiple of the 128 lanes): each draw's worst row with its
     χ² interval, the bound's sample size 2a²/χ², the fixed-point draw's guarantee, and the

@@ -2,6 +2,7 @@
 per task, started in that order by Sphinx's own ``ParallelTasks``."""
 
 import importlib.util
+import time
 from types import SimpleNamespace
 
 from pagerun import ROOT
@@ -20,9 +21,10 @@ def test_the_listed_pages_are_read_first_in_their_order():
 
 
 def _start_order(docnames, nproc, log):
-    def task(chunk):
+    def task(chunk):  # as a page does, it outlasts the loop that adds the tasks
         with log.open("a") as fh:
             fh.write(" ".join(chunk) + "\n")
+        time.sleep(0.3)
 
     tasks = ParallelTasks(nproc)
     for chunk in ext.one_page_per_task(docnames, nproc):

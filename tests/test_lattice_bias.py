@@ -19,6 +19,7 @@ def test_the_frameworks_uniforms_are_centres_below_a_half_and_endpoints_above():
     assert np.array_equal(lb.uniforms("centred"), (k + 0.5) * 2.0**-UNIFORM_BITS)
 
 
+@pytest.mark.heavy  # tens of seconds: three 2^24-point laws (the Beyond page claims the same)
 def test_only_the_cells_centres_move_the_exact_paths_tail():
     """On peaked(0.1) at the note's vocabulary: the framework's endpoints give the tail 4 %
     too little, the same uniforms with float64 logs the same, centred cells of the same 24 bits

@@ -24,7 +24,8 @@ ELSEWHERE = {
     r"RSLAB_SCALE=quick make book": "the same `make book RSLAB_SCALE=quick` that `make test` runs",
     r"make lab": "tests/browser/test_make_lab.py (and the live-notebook test starts Lab so)",
     r"make lab-screenshot": "tests/browser/test_make_lab.py, in a copy of the checkout (it "
-                            "rewrites a tracked picture)",
+                            "rewrites a tracked picture); `make live-test` runs it, `make test` "
+                            "not (it repeats the machine chapter's live test)",
     r"make book-student": "not run: a second book build (about 2 minutes at quick scale); "
                           "_ext/rslab_book.py's student mode is tested on a page",
     r"make test-heavy": "not run: the exhaustive checks take minutes; `make test` runs the "

@@ -121,6 +121,7 @@ def test_make_lab_starts_for_a_user_who_is_not_root():
         shutil.rmtree(checkout.parent, ignore_errors=True)
 
 
+@pytest.mark.live_extra  # the machine chapter's live test again: make live-test, not make test
 def test_make_lab_screenshot_refreshes_the_picture_in_a_copy_of_the_checkout(tmp_path):
     """``make lab-screenshot`` as typed, in a copy of the checkout: it rewrites the tracked
     picture of the how-to-run page there, never in the repository."""
