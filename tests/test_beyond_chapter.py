@@ -8,6 +8,7 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 from rslab.chapters import beyond as ch  # noqa: E402
+from rslab.chapters import prose  # noqa: E402
 from rslab.numerics import draw_comparison as dc  # noqa: E402
 from rslab.numerics import fixed_invcdf  # noqa: E402
 from rslab.numerics.targets import flat  # noqa: E402
@@ -87,21 +88,21 @@ def test_the_verdict_table_reads_the_sampler_and_has_human_headers():
     table = ch.verdict_table(rows)
     header = table.splitlines()[0]
     assert "speed vs Div8" in header and "_" not in header
-    assert "1.06·10¹¹ (every row)" in table and "| — |" in table
+    assert "1.06 × 10¹¹ (every row)" in table and "| — |" in table
     assert rows[1]["verdict"] == "meets it on every row"
     sampler[2]["vs_div8"] = 0.98  # fixed-u96 at all-accept slower than Div8
     assert ch.verdict_rows(sampler, bias)[1]["verdict"] == "bias met on every row; slower"
 
 
 def test_numbers_for_a_reader():
-    assert ch.sci(float("nan")) == "—" and ch.sci(float("inf")) == "∞"
-    assert ch.sci(6666.0) == "6,700" and ch.sci(1.06e11, 3) == "1.06·10¹¹"
-    assert ch.sci(3.4e-29) == "3.4·10⁻²⁹" and ch.sci(6.66) == "6.7"
-    assert ch.sci(1.064e11, rounding="down") == "1.0·10¹¹"  # a threshold: never rounded up
-    assert ch.sci(3571, 1, rounding="down") == "3,000" and ch.sci(3571, 1) == "4,000"
-    assert ch.bound_text(1.0645e11) == "1.06·10¹¹" and ch.bound_text(0.5) == "< 1"
+    assert prose.figure(float("nan")) == "—" and prose.figure(float("inf")) == "∞"
+    assert prose.figure(6666.0) == "6,700" and prose.figure(1.06e11, 3) == "1.06 × 10¹¹"
+    assert prose.figure(3.4e-29) == "3.4 × 10⁻²⁹" and prose.figure(6.66) == "6.7"
+    assert prose.figure(1.064e11, rounding="down") == "10¹¹"  # a threshold: never rounded up
+    assert prose.figure(3571, 1, rounding="down") == "3,000" and prose.figure(3571, 1) == "4,000"
+    assert ch.bound_text(1.0645e11) == "1.06 × 10¹¹" and ch.bound_text(0.5) == "< 1"
     assert ch.samples_text(float("inf")) == "no number of samples"
-    assert ch.samples_text(1.5e10) == "1.5·10¹⁰ samples"
+    assert ch.samples_text(1.5e10) == "1.5 × 10¹⁰ samples"
 
 
 def test_never_drawn_tokens_of_a_bf16_row():

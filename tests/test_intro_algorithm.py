@@ -9,7 +9,7 @@ import pytest
 
 from rslab import note
 from rslab.chapters import algorithm as alg
-from rslab.chapters import intro
+from rslab.chapters import intro, prose
 from rslab.fixtures import VOCAB, random_target_logits, zipf_target_logits
 from rslab.numerics.divergence_bound import samples_no_test_sees
 from rslab.numerics.fixed_invcdf import GUARANTEE
@@ -53,8 +53,8 @@ def test_the_bounds_terms_add_up_the_block_sums_own_their_cross_term_and_the_res
 def test_a_slowdown_is_never_called_a_speedup():
     assert intro.speed_words(2.883) == "2.88× faster"
     assert intro.speed_words(0.939) == "1.06× slower"
-    assert intro.sci(1.8789e-13) == "1.9 × 10⁻¹³" and intro.sci(1.06e11) == "1.1 × 10¹¹"
-    assert intro.sci(1e10) == "10¹⁰" and intro.sci(1e9, 1) == "10⁹"
+    assert prose.sci(1.8789e-13) == "1.9 × 10⁻¹³" and prose.sci(1.06e11) == "1.1 × 10¹¹"
+    assert prose.sci(1e10) == "10¹⁰" and prose.sci(1e9, 1) == "10⁹"
     assert intro.power_of_two(120) == "2¹²⁰"
 
 
@@ -63,15 +63,15 @@ def test_the_guarantee_is_printed_on_its_safe_side():
     "1.06 × 10¹¹", not "1.1 × 10¹¹", where the advantage bound already exceeds 0.1), and the
     advantage at 10¹⁰ samples (0.03065) is "0.031", not "0.03"."""
     rec = intro.recommended()
-    assert intro.sci(rec["samples"], 3, rounding="down") == "1.06 × 10¹¹"
+    assert prose.sci(rec["samples"], 3, rounding="down") == "1.06 × 10¹¹"
     assert math.sqrt(1.1e11 * rec["bound"] / 2) > rec["advantage"]
-    assert intro.sci(rec["bound"], rounding="up") == "1.9 × 10⁻¹³"
+    assert prose.sci(rec["bound"], rounding="up") == "1.9 × 10⁻¹³"
     assert intro.ceil_to(rec["advantage_at_target"], 3) == "0.031"
-    assert intro.sci(1.9e-13, rounding="down") == "1.9 × 10⁻¹³"  # no float error flips a digit
-    assert intro.sci(9.96e10, rounding="up") == "10¹¹"
-    assert intro.sci(9.96e10, rounding="down") == "9.9 × 10¹⁰"
+    assert prose.sci(1.9e-13, rounding="down") == "1.9 × 10⁻¹³"  # no float error flips a digit
+    assert prose.sci(9.96e10, rounding="up") == "10¹¹"
+    assert prose.sci(9.96e10, rounding="down") == "9.9 × 10¹⁰"
     with pytest.raises(ValueError, match="rounding"):
-        intro.sci(1.0, rounding="sideways")
+        prose.sci(1.0, rounding="sideways")
 
 
 def test_at_the_readers_scale_first_step_reject_is_slower_and_the_page_says_where():
@@ -277,9 +277,9 @@ def test_the_threshold_follows_from_the_bound_printed_with_four_digits():
     """The intro gives n = 2a²/χ² with the bound to four digits: recomputing from that figure
     gives the printed threshold; from the rounded-up 1.9 × 10⁻¹³ it would not."""
     rec = intro.recommended()
-    printed = intro.sci(rec["samples"], 3, rounding="down")
+    printed = prose.sci(rec["samples"], 3, rounding="down")
     four = float(f"{rec['bound']:.4g}")
-    assert intro.sci(samples_no_test_sees(four, rec["advantage"]), 3, rounding="down") == printed
+    assert prose.sci(samples_no_test_sees(four, rec["advantage"]), 3, rounding="down") == printed
     mantissa, exponent = intro.significant(rec["bound"], 2, "up")
     up = float(mantissa) * 10.0**exponent
-    assert up > rec["bound"] and intro.sci(samples_no_test_sees(up), 3, "down") != printed
+    assert up > rec["bound"] and prose.sci(samples_no_test_sees(up), 3, "down") != printed

@@ -32,7 +32,7 @@ import time
 import numpy as np
 from scipy import stats as sps
 
-from rslab.chapters.prose import significant
+from rslab.chapters.prose import figure
 from rslab.kernels.sampler.scenarios import run_draws
 from rslab.numerics import adversary, appearance, fixed_invcdf, invcdf
 from rslab.numerics import divergence_bound as db
@@ -54,7 +54,6 @@ MC_SIMULATIONS = 100_000
 DETECT_TARGET = 1e10
 """The note's target: no bias a test sees before 10^10 samples."""
 TAIL_STEP = 1e-3
-SUPERSCRIPT = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
 REPRODUCIBLE = {"gumbel": "any split of the row", "race": "any split of the row",
                 "invcdf": "the same order of sums", "fixed": "the same block sums"}
 """What a draw's tokens stay bit-exact under (:attr:`rslab.numerics.methods.Draw.reproducibility`
@@ -133,32 +132,15 @@ def token_agreement(outputs: dict, a: str, b: str) -> dict:
             "blocks": int(np.sum(ta // lanes == tb // lanes))}
 
 
-def sci(x: float, digits: int = 2, rounding: str = "nearest") -> str:
-    """A positive number for a reader: ``1.8·10⁵``, plain below 10,000 (``—`` for NaN, ``∞``);
-    ``rounding`` "up" or "down" for a bound or a threshold (from 1 up)."""
-    if x is None or np.isnan(x):
-        return "—"
-    if np.isinf(x):
-        return "∞"
-    if 1 <= abs(x) < 1e4:
-        mantissa, exponent = significant(x, digits, rounding)
-        rounded = float(mantissa.scaleb(exponent))
-        return f"{rounded:,.0f}" if rounded >= 10 ** (digits - 1) else f"{rounded:g}"
-    if 1e-3 <= abs(x) < 1:
-        return f"{x:.{digits}g}"
-    mantissa, exponent = significant(x, digits, rounding)
-    return f"{mantissa}·10{str(exponent).translate(SUPERSCRIPT)}"
-
-
 def bound_text(n: float) -> str:
     """The bound's sample size in a table, rounded down (below it no test gains the
     advantage): ``< 1`` where it says nothing."""
-    return "< 1" if n is not None and n < 1 else sci(n, 3, rounding="down")
+    return "< 1" if n is not None and n < 1 else figure(n, 3, rounding="down")
 
 
 def samples_text(n: float) -> str:
     """A number of samples for a sentence: ``inf`` (no bias to see) in words."""
-    return f"{sci(n)} samples" if np.isfinite(n) else "no number of samples"
+    return f"{figure(n)} samples" if np.isfinite(n) else "no number of samples"
 
 
 # ----------------------------------------------------------------- the verdict
@@ -235,7 +217,7 @@ def verdict_table(rows: list[dict]) -> str:
     return markdown_table([{
         "draw": r["draw"], "speed vs Div8: all-accept": f"{r['all_accept']:.2f}×",
         "first-reject": f"{r['first_reject']:.2f}×",
-        "a test sees the bias at (samples)": sci(r["seen"]),
+        "a test sees the bias at (samples)": figure(r["seen"]),
         "no test gains 0.1 before (samples)": bound_text(r["bound"]) + (
             " (every row)" if r["every_row"] else ""),
         "bit-exact under": r["reproducible"], "verdict": r["verdict"]} for r in rows])
@@ -261,8 +243,8 @@ def token_table(token: list[dict], targets: tuple) -> str:
         row = {"draw": m}
         for t in targets:
             r = by[(m, t)]
-            row[f"{t.split('(')[0]}: TV"] = sci(r["tv"]) if r["tv"] else "0"
-            row[f"{t.split('(')[0]}: seen at"] = sci(r["detect_seen"])
+            row[f"{t.split('(')[0]}: TV"] = figure(r["tv"]) if r["tv"] else "0"
+            row[f"{t.split('(')[0]}: seen at"] = figure(r["detect_seen"])
         rows.append(row)
     return markdown_table(rows)
 
@@ -272,7 +254,7 @@ def lattice_table(rows: list[dict]) -> str:
     return markdown_table([{
         "uniforms": r["lattice"], "random bits": str(r["bits"]), "P(tail)": f"{r['tail']:.6f}",
         "against the target": f"{100 * r['tail_rel']:+.3f} %",
-        "a blind χ² over the two runs sees it at (samples)": sci(r["detect_runs"])}
+        "a blind χ² over the two runs sees it at (samples)": figure(r["detect_runs"])}
         for r in rows])
 
 
@@ -280,10 +262,11 @@ def worst_table(worst: list[dict]) -> str:
     """Each draw's worst row: χ², TV, the bound and the tests (— where a χ² test's
     approximation does not hold)."""
     return markdown_table([{
-        "draw": w["draw"], "worst row": w["target"], "χ²": sci(w["chi2"]), "TV": sci(w["tv"]),
-        "no test gains 0.1 before": bound_text(w["bound_samples"]),
-        "χ² over tokens": sci(w["detect_tokens"]), "χ² over vectors": sci(w["detect_vectors"]),
-        "appearance test": sci(w["detect_appear"])} for w in worst])
+        "draw": w["draw"], "worst row": w["target"], "χ²": figure(w["chi2"]),
+        "TV": figure(w["tv"]), "no test gains 0.1 before": bound_text(w["bound_samples"]),
+        "χ² over tokens": figure(w["detect_tokens"]),
+        "χ² over vectors": figure(w["detect_vectors"]),
+        "appearance test": figure(w["detect_appear"])} for w in worst])
 
 
 def loops_table(loops: list[dict]) -> str:
@@ -358,14 +341,6 @@ BLOCK_STEP = 2.0**-24
 """The block choice's step: a 24-bit uniform gives each vector a multiple of it."""
 
 
-def _vectors(x) -> np.ndarray:
-    """A row zero-padded to whole 128-token vectors, one vector a row."""
-    x = np.asarray(x)
-    pad = np.zeros(-(-x.size // invcdf.LANES) * invcdf.LANES, x.dtype)
-    pad[:x.size] = x
-    return pad.reshape(-1, invcdf.LANES)
-
-
 def _side_before(wb) -> np.ndarray:
     """Per lane, the float32 sum of the lanes before it on its side of the vector's heaviest
     lane h, as ``wide48`` scans them (running maximum of the prefix scan below h, of the suffix
@@ -386,7 +361,7 @@ def lost_by_vector(w, P, p) -> dict:
     share of never-drawn tokens lighter than one float32 step of the sum before them on their
     side, and the first such token (lane, weight, that sum and its step, the lane heaviest
     before it on its side, the vector's heaviest lane)."""
-    wb, Pb, pb = _vectors(w), _vectors(P), _vectors(p)
+    wb, Pb, pb = (invcdf.blocks_of(np.ravel(x)) for x in (w, P, p))
     dead = (Pb.sum(1) == 0) & (pb.sum(1) > 0)
     never = (Pb == 0) & (pb > 0)
     lost_dead, lost_live = never & dead[:, None], never & ~dead[:, None]
@@ -448,7 +423,7 @@ def never_drawn_table(nd: dict) -> str:
              nd["best"]["samples"]),
             ("χ² over tokens, power ½ at", nd["detect_tokens"]),
             ("χ² over vectors of 128, power ½ at", nd["detect_vectors"])]
-    return markdown_table([{"bound or test": a, "samples": bound_text(n) if i < 2 else sci(n)}
+    return markdown_table([{"bound or test": a, "samples": bound_text(n) if i < 2 else figure(n)}
                            for i, (a, n) in enumerate(rows)])
 
 

@@ -7,7 +7,7 @@ from decimal import Decimal
 from rslab import note
 from rslab.chapters.beyond import DETECT_TARGET
 from rslab.chapters.fixed_point import guarantee_terms
-from rslab.chapters.prose import ROUNDING, significant
+from rslab.chapters.prose import ROUNDING, power
 from rslab.chapters.results import headline
 from rslab.kernels.sampler.scenarios import run_scenarios
 from rslab.numerics.divergence_bound import ADVANTAGE, samples_no_test_sees
@@ -82,18 +82,6 @@ def recommended(vocab: int = note.VOCAB) -> dict:
             "uniforms": WORDS_PER_ROW // UNIFORM_WORDS, "lanes": LANES}
 
 
-_SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
-
-
-def sci(x: float, digits: int = 2, rounding: str = "nearest") -> str:
-    """Positive ``x`` in scientific notation for prose: 1.9e-13 as "1.9 × 10⁻¹³", 1e10 as
-    "10¹⁰"; ``rounding`` "up" or "down" rounds the last digit that way (an upper bound is
-    printed rounded up, a threshold below which something holds rounded down)."""
-    mantissa, exponent = significant(x, digits, rounding)
-    power = f"10{str(exponent).translate(_SUPERSCRIPT)}"
-    return power if mantissa == 1 else f"{mantissa} × {power}"
-
-
 def ceil_to(x: float, decimals: int) -> str:
     """``x`` rounded up to ``decimals`` places, for a bound in prose: 0.03065 → "0.031"."""
     return f"{Decimal(repr(float(x))).quantize(Decimal(1).scaleb(-decimals), ROUNDING['up'])}"
@@ -157,7 +145,7 @@ def gap_sentence(gap: dict) -> str:
 
 def power_of_two(exponent: int) -> str:
     """2^exponent for prose: "2¹²⁰"."""
-    return "2" + str(exponent).translate(_SUPERSCRIPT)
+    return power(2, exponent)
 
 
 def words(names) -> str:

@@ -6,6 +6,7 @@ the name in the page's kernel when the sentence is rendered. Solutions are ``sol
 directives (sphinx-exercise); ``strip_solutions`` removes them for the students' book.
 """
 
+import math
 import re
 from decimal import ROUND_CEILING, ROUND_FLOOR, ROUND_HALF_EVEN, Decimal
 
@@ -34,6 +35,38 @@ def significant(x: float, digits: int, rounding: str = "nearest") -> tuple[Decim
     if mantissa >= 10:  # 9.96 up to 10.0: 1.00 of the next power
         mantissa, exponent = (mantissa / 10).quantize(step), exponent + 1
     return mantissa, exponent
+
+
+SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def power(base: int, exponent: int) -> str:
+    """``base`` to the ``exponent`` for prose: "10⁻¹³", "2¹²⁰"."""
+    return f"{base}{str(exponent).translate(SUPERSCRIPT)}"
+
+
+def sci(x: float, digits: int = 2, rounding: str = "nearest") -> str:
+    """Positive ``x`` in scientific notation: 1.9e-13 as "1.9 × 10⁻¹³", 1e10 as "10¹⁰";
+    ``rounding`` "up" or "down" rounds the last digit that way (an upper bound is printed
+    rounded up, a threshold below which something holds rounded down)."""
+    mantissa, exponent = significant(x, digits, rounding)
+    return power(10, exponent) if mantissa == 1 else f"{mantissa} × {power(10, exponent)}"
+
+
+def figure(x: float, digits: int = 2, rounding: str = "nearest") -> str:
+    """A positive figure for a table or a sentence: plain from 10⁻³ to 10⁴ ("6,700",
+    "0.034"), in :func:`sci`'s notation outside, "—" for None or NaN, "∞"."""
+    if x is None or math.isnan(x):
+        return "—"
+    if math.isinf(x):
+        return "∞"
+    if 1 <= abs(x) < 1e4:
+        mantissa, exponent = significant(x, digits, rounding)
+        rounded = float(mantissa.scaleb(exponent))
+        return f"{rounded:,.0f}" if rounded >= 10 ** (digits - 1) else f"{rounded:g}"
+    if 1e-3 <= abs(x) < 1:
+        return f"{x:.{digits}g}"
+    return sci(x, digits, rounding)
 
 
 def seconds(x: float) -> str:

@@ -847,6 +847,12 @@ GUMBEL_SIGMA = float(np.pi / np.sqrt(6) / np.log(2))
 """The standard deviation of base-2 Gumbel noise: π/√6 in nats, over ln 2."""
 
 
+def logit_step(v: float) -> float:
+    """The float32 step of a raw logit's score term ``v·LOG2E``: how coarsely the draw sees
+    ``v``."""
+    return float(np.spacing(np.float32(v * LOG2E)))
+
+
 def raw_bonus_skew(values, requests: int) -> dict:
     """The raw-logit bonus draws at each logit of ``values`` over ``requests`` draws:
     ``frequencies`` and χ² ``p`` by value, the values whose p is below :data:`SKEW_P` in
@@ -857,7 +863,7 @@ def raw_bonus_skew(values, requests: int) -> dict:
     p = {v: uniformity_p(f, requests) for v, f in freq.items()}
     skewed = [v for v in values if p[v] < SKEW_P]
     first = skewed[0] if skewed else None
-    step = None if first is None else float(np.spacing(np.float32(first * LOG2E)))
+    step = None if first is None else logit_step(first)
     return {"frequencies": freq, "p": p, "skewed": skewed, "first": first, "step": step,
             "step_over_sigma": None if step is None else step / GUMBEL_SIGMA}
 
@@ -868,7 +874,7 @@ def raw_bonus_table(frequencies: dict, requests: int) -> str:
     χ² p-value of equal shares."""
     return markdown_table([{
         "four equal logits of": f"{v:.6g}",
-        "float32 step of l·LOG2E": f"{np.spacing(np.float32(v * LOG2E)):.3g}",
+        "float32 step of l·LOG2E": f"{logit_step(v):.3g}",
         **{f"token {i}": f"{f:.3f}" for i, f in enumerate(freq)},
         "χ² p of equal shares": f"{uniformity_p(freq, requests):.2g}"}
         for v, freq in frequencies.items()])

@@ -94,10 +94,12 @@ def lane_scan(x) -> np.ndarray:
     return s
 
 
-def _blocks(w, size: int) -> np.ndarray:
-    """Zero-pad the last axis to a multiple of ``size`` and split it into ``(…, n, size)``."""
+def blocks_of(w, size: int = LANES) -> np.ndarray:
+    """Zero-pad the last axis to a multiple of ``size`` and split it into ``(…, n, size)``
+    (``w``'s dtype kept): a row of V tokens as its whole vectors of 128."""
+    w = np.asarray(w)
     n = -(-w.shape[-1] // size)
-    pad = np.zeros(w.shape[:-1] + (n * size,), np.float32)
+    pad = np.zeros(w.shape[:-1] + (n * size,), w.dtype)
     pad[..., :w.shape[-1]] = w
     return pad.reshape(w.shape[:-1] + (n, size))
 
@@ -120,8 +122,8 @@ def prefix(w) -> Prefix:
     w = np.asarray(w)
     if w.dtype != np.float32 or w.ndim != 2 or w.shape[1] < 1:
         raise ValueError(f"w must be a float32 array [R, V], got {w.dtype} {w.shape}")
-    blocks = _blocks(w, LANES)
-    sums = _blocks(tree_sum(blocks), LANES)
+    blocks = blocks_of(w)
+    sums = blocks_of(tree_sum(blocks))
     return Prefix(blocks, sums, np.cumsum(tree_sum(sums), axis=-1, dtype=np.float32))
 
 
