@@ -121,7 +121,9 @@ class PageLog:
 @pytest.fixture
 def open_page(server, browser):
     context = browser.new_context(viewport={"width": 1280, "height": 900})
-    context.set_default_timeout(90_000)  # a loaded 2-core machine renders the big pages slowly
+    # a loaded 2-core machine renders the big pages slowly (make test's browser stage runs
+    # beside the live notebooks)
+    context.set_default_timeout(180_000)
 
     def open_(rel: str):
         page = context.new_page()

@@ -53,6 +53,8 @@ SETTINGS = Path(sys.prefix) / "share" / "jupyter" / "lab" / "settings" / "overri
 RUN_ALL_SECONDS = int(os.environ.get("RSLAB_LIVE_RUN_ALL_SECONDS", 300))
 """How long Run All of one chapter may take: a guard against a hang, not a speed target (the
 book says a page takes seconds to a few minutes; a loaded machine may need more)."""
+LIVE_SECONDS = 120
+"""The longest wait for one re-run (a cell, a slider's figure) on a loaded machine."""
 
 
 def unavailable(reason: str):
@@ -273,7 +275,7 @@ def check_sentence(page, chapter: str):
     assert page.evaluate(EDIT_CELL, [old, new]), f"{chapter}: no cell holds {old!r}"
     assert page.evaluate(RUN_FROM, [new, start])
     page.locator(".jp-MarkdownCell", has_text=start).filter(has_text=after()).first.wait_for(
-        timeout=60_000)
+        timeout=LIVE_SECONDS * 1000)
     cell = page.locator(".jp-MarkdownCell", has_text=start).first
     cell.scroll_into_view_if_needed()
     page.screenshot(path=str(SHOTS / f"lab_{chapter}_sentence.png"))
@@ -419,7 +421,7 @@ def test_chapter_recomputes_live(chapter, lab, browser):
         page.keyboard.press("Enter")
         status = figure.locator(".rslab-status")
         status.filter(has_text=status_text).filter(has_text="computed in").wait_for(
-            timeout=60_000)
+            timeout=LIVE_SECONDS * 1000)
         page.wait_for_function("([el, src]) => el.getAttribute('src') !== src",
                                arg=[image.element_handle(), before_src], timeout=10_000)
         assert image.screenshot() != before_png, "the picture did not change"
