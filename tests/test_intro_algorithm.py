@@ -280,6 +280,6 @@ def test_the_threshold_follows_from_the_bound_printed_with_four_digits():
     printed = prose.sci(rec["samples"], 3, rounding="down")
     four = float(f"{rec['bound']:.4g}")
     assert prose.sci(samples_no_test_sees(four, rec["advantage"]), 3, rounding="down") == printed
-    mantissa, exponent = intro.significant(rec["bound"], 2, "up")
+    mantissa, exponent = prose.significant(rec["bound"], 2, "up")
     up = float(mantissa) * 10.0**exponent
     assert up > rec["bound"] and prose.sci(samples_no_test_sees(up), 3, "down") != printed

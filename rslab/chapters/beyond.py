@@ -41,7 +41,7 @@ from rslab.numerics.detect import ALPHA
 from rslab.numerics.methods import RECOMMENDED, draw, resolve_noise, sampler_draws, variant_name
 from rslab.numerics.stats import gumbel2_cdf
 from rslab.numerics.targets import VOCAB
-from rslab.numerics.token_law import exact_token_probs, run_law
+from rslab.numerics.token_law import exact_token_probs, noise_atoms, run_law
 from rslab.reference import path_math, residual_draw
 from rslab.scale import by_scale
 from rslab.viz import draw_plots as dp
@@ -70,6 +70,18 @@ def swept_draws(scale: str | None = None) -> tuple:
     book = (("gumbel", "div8"),) + dc.INVCDF_VARIANTS + (RECOMMENDED,)
     return by_scale(quick=(("gumbel", "div8"), ("invcdf", "wide48"), RECOMMENDED), book=book,
                     full=book, scale=scale)
+
+
+def top_ties(vocab: int, noise: str = "div8") -> dict:
+    """On a flat row of ``vocab`` tokens with Gumbel-max's Fast ``noise`` (its lattice law):
+    the probability that the row's largest score is shared by two tokens or more (``tie``,
+    exact: Σ over the atoms a of F(a)^V − F(a⁻)^V − V·m_a·F(a⁻)^(V−1)) and the distance
+    between the noise's two largest values (``top_gap``)."""
+    atoms = noise_atoms("gumbel", noise, "fast")
+    mass = atoms.counts / atoms.counts.sum()
+    below = np.concatenate([[0.0], np.cumsum(mass)[:-1]])
+    tie = (below + mass) ** vocab - below**vocab - vocab * mass * below ** (vocab - 1)
+    return {"tie": float(tie.sum()), "top_gap": float(atoms.values[-1] - atoms.values[-2])}
 
 
 def page_noises(scale: str | None = None) -> tuple:
@@ -213,13 +225,15 @@ def verdict_rows(sampler: list[dict], bias: dict) -> list[dict]:
 
 
 def verdict_table(rows: list[dict]) -> str:
-    """The verdict as Markdown: speed against Div8, bias, reproducibility, verdict."""
+    """The verdict as Markdown: speed against Div8, bias (each figure with the row it holds
+    on), reproducibility, verdict."""
     return markdown_table([{
         "draw": r["draw"], "speed vs Div8: all-accept": f"{r['all_accept']:.2f}×",
         "first-reject": f"{r['first_reject']:.2f}×",
-        "a test sees the bias at (samples)": figure(r["seen"]),
+        "a test sees the bias at (samples)": figure(r["seen"]) + (
+            f" (on {r['seen_on']})" if r["seen_on"] else ""),
         "no test gains 0.1 before (samples)": bound_text(r["bound"]) + (
-            " (every row)" if r["every_row"] else ""),
+            " (every row)" if r["every_row"] else f" (on {r['worst']})" if r["worst"] else ""),
         "bit-exact under": r["reproducible"], "verdict": r["verdict"]} for r in rows])
 
 
