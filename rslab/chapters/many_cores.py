@@ -330,13 +330,14 @@ def mode_rows(points, name: str = "first-reject", R: int = 2) -> list[dict]:
 
 def traffic_rows(points, name: str = "all-accept", R: int = 2) -> list[dict]:
     """Per core count and mode of one test point: the bytes the HBM delivered, the most one
-    core brought, the cycle of the HBM's last byte, the cycles after it and the run's."""
+    core brought, the cycle the HBM sends its last byte (it arrives a DMA latency later), the
+    cycles after it and the run's."""
     pts = sorted((p for p in points if p["name"] == name and p["R"] == R),
                  key=lambda p: (p["cores"], p["mode"]))
     return [{"cores": p["cores"], "mode": p["mode"],
              "bytes from the HBM": f"{p['hbm_bytes']:,}",
              "most bytes one core brings": f"{p['core_bytes_max']:,}",
-             "HBM's last byte (cycle)": f"{p['last_byte']:,}",
+             "HBM sends its last byte (cycle)": f"{p['last_byte']:,}",
              "cycles after it": f"{p['cycles'] - p['last_byte']:,}",
              "cycles": f"{p['cycles']:,}"} for p in pts]
 
