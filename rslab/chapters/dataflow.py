@@ -2,8 +2,8 @@
 the machine sweeps, extended live one value at a time."""
 
 from rslab.kernels.studies import dataflow_table as dt
-from rslab.kernels.studies.kernel import UNROLLS, run_kernel, scalar_f32
-from rslab.kernels.studies.sumexp import VARIANTS, emit_sumexp, reference_sumexp
+from rslab.kernels.studies.kernel import UNROLLS, scalar_f32
+from rslab.kernels.studies.sumexp import VARIANTS, emit_sumexp, reference_sumexp, sum_tolerance
 from rslab.scale import by_scale
 from rslab.viz import dataflow_plots as dp
 from rslab.viz.controls import int_control
@@ -114,26 +114,21 @@ def online_pass(config, latency: int, *, fifo_depth: int | None = None,
     return emit_sumexp("c", vocab, cfg, unroll=None if block is None else (block,)).passes[0]
 
 
-def borrowed_pass(config, found_at: int, run_at: int, block: int, lengths=(64, 128)) -> dict:
+def borrowed_pass(config, found_at: int, run_at: int, block: int) -> dict:
     """(c)'s ``block``-vector schedule found at SFU latency ``found_at``, run on ``config`` at
-    latency ``run_at``: its II, the cycles per packed vector of the difference of two rows
-    of ``lengths`` packed vectors (their fill and drain cancel), and whether every run's max
-    and sum are right. A schedule for a longer latency stays valid at a shorter one: each pop
-    still comes at least the latency after its push, in the same order, and each FIFO entry
-    and register is held over the same cycles."""
-    found = dt.config_with("sfu_latency", found_at, config)
-    run = dt.config_with("sfu_latency", run_at, config)
-    cycles, right = [], True
-    for n in lengths:
-        kernel = emit_sumexp("c", 256 * n, found, unroll=(block,))
-        row = dt.test_row(256 * n, seed=n)
-        result = run_kernel(kernel, row, run)
-        m, s = reference_sumexp(row, run)
-        right &= bool(scalar_f32(result, "s3") == m
-                      and abs(float(scalar_f32(result, "s4")) - s) <= 1e-4 * s)
-        cycles.append(result.cycles)
-    return {"ii": kernel.passes[0].ii, "right": right,
-            "cycles_per_vector": (cycles[1] - cycles[0]) / (lengths[1] - lengths[0])}
+    latency ``run_at``: its II, its measured cycles per packed vector, and whether every run's
+    max and sum are right. A schedule for a longer latency stays valid at a shorter one: each
+    pop still comes at least the latency after its push, in the same order, and each FIFO
+    entry and register is held over the same cycles."""
+    runs = dt.slope_runs("c", dt.config_with("sfu_latency", run_at, config), (block,),
+                         scheduled_on=dt.config_with("sfu_latency", found_at, config))
+    right = True
+    for _, kernel, row, run in runs:
+        m, s = reference_sumexp(row, config)
+        right &= bool(scalar_f32(run, "s3") == m and abs(float(scalar_f32(run, "s4")) - s)
+                      <= sum_tolerance("c", kernel.vocab) * s)
+    return {"ii": runs[0][1].passes[0].ii, "right": right,
+            "cycles_per_vector": dt.per_vector(runs)}
 
 
 def needs_at(p, config, latency: int) -> dict:

@@ -100,18 +100,34 @@ def test_row(vocab: int, seed: int = 0) -> np.ndarray:
     return (np.random.default_rng(seed).standard_normal(vocab) * 3).astype(np.float32)
 
 
+def slope_runs(variant: str, config: MachineConfig, unroll: tuple, vectors=SLOPE_VECTORS,
+               exp2: str = "vexp2", scheduled_on: MachineConfig | None = None) -> list:
+    """The two simulated rows of whole iterations a slope is measured on, as (packed vectors,
+    kernel, row, run): the kernel emitted for ``scheduled_on`` (default ``config``), run on
+    ``config``."""
+    base, aware = _split(variant)
+    step = math.lcm(*unroll)
+    runs = []
+    for n in (-(-n // step) * step for n in vectors):
+        kernel = emit_sumexp(base, 256 * n, scheduled_on or config, exp2=exp2,
+                             bank_aware=aware, unroll=unroll)
+        row = test_row(256 * n, seed=n)
+        runs.append((n, kernel, row, run_kernel(kernel, row, config)))
+    return runs
+
+
+def per_vector(runs: list) -> float:
+    """Cycles per packed vector between two of :func:`slope_runs`' rows: their fill and drain
+    cancel."""
+    (n1, *_, r1), (n2, *_, r2) = runs
+    return (r2.cycles - r1.cycles) / (n2 - n1)
+
+
 def measured_per_vector(variant: str, config: MachineConfig, unroll: tuple,
                         vectors=SLOPE_VECTORS, exp2: str = "vexp2") -> float:
     """Steady-state cycles per packed vector: (cycles(n2) − cycles(n1)) / (n2 − n1), with the
     unrolls of the row kernel, on two simulated rows of whole iterations."""
-    base, aware = _split(variant)
-    step = math.lcm(*unroll)
-    sizes = [-(-n // step) * step for n in vectors]
-    cycles = []
-    for n in sizes:
-        kernel = emit_sumexp(base, 256 * n, config, exp2=exp2, bank_aware=aware, unroll=unroll)
-        cycles.append(run_kernel(kernel, test_row(256 * n, seed=n), config).cycles)
-    return (cycles[1] - cycles[0]) / (sizes[1] - sizes[0])
+    return per_vector(slope_runs(variant, config, unroll, vectors, exp2))
 
 
 @dataclass
