@@ -23,7 +23,7 @@ from rslab.chapters.prose import significant
 from rslab.executors import make_executor
 from rslab.fixtures import VOCAB, first_reject_inputs, sampled_inputs
 from rslab.kernels.sampler import chip_curves
-from rslab.kernels.sampler.chip_curves import curve_points, scaling_end
+from rslab.kernels.sampler.chip_curves import POINTS, S, curve_points, scaling_end
 from rslab.kernels.sampler.chip_run import run_chip_sampler
 from rslab.kernels.sampler.run import run_sampler
 from rslab.machine.config import WORMHOLE, ChipConfig
@@ -185,8 +185,9 @@ def change_rates(vocab: int = VOCAB, positions: int | None = None, seed: int = 0
 
 def mean_ratio_interval(a, b, draws: int = 10_000, seed: int = 0,
                         level: float = 0.95) -> tuple[float, float]:
-    """The ``level`` bootstrap interval of mean(a) / mean(b) over paired positions (the same
-    positions resampled for both; a draw whose mean(b) is 0 counts as infinite)."""
+    """The ``level`` percentile-bootstrap interval of mean(a) / mean(b) over paired positions
+    (``draws`` resamples, the same positions for both; a draw whose mean(b) is 0 counts as
+    infinite)."""
     a, b = np.asarray(a, float), np.asarray(b, float)
     if a.shape != b.shape or a.ndim != 1 or a.size == 0:
         raise ValueError(f"a, b: two equal non-empty 1-D sequences, got {a.shape}, {b.shape}")
@@ -215,8 +216,7 @@ def grid_runs() -> int:
     """The chip runs of the page's grid: both test points, both modes, every R and C."""
     g = page_grid()
     if not g:
-        from rslab.kernels.sampler.chip_curves import grid
-        g = dict(zip(("requests", "cores"), grid(), strict=True))
+        g = dict(zip(("requests", "cores"), chip_curves.grid(), strict=True))
     return 2 * 2 * len(g["requests"]) * len(g["cores"])
 
 
@@ -234,7 +234,7 @@ def one_core_baseline(vocab: int = VOCAB, R: int = 2, seed: int = 0) -> dict:
     """The book's one-core program with the chip's draw (``run_sampler(method="fixed",
     noise="u96")``) at the first-step reject: its cycles, the cycles its core waited for the
     DMA, and whether its tokens are the reference's — the baseline of the chip's speedups."""
-    run = run_sampler(first_reject_inputs(R=R, S=4, V=vocab, seed=seed), method="fixed",
+    run = run_sampler(first_reject_inputs(R=R, S=S, V=vocab, seed=seed), method="fixed",
                       noise="u96", seed=seed, compare=False, figures=False)
     return {"cycles": int(run.cycles), "dma_wait": int(run.stalls["dma-wait"]),
             "tokens_match_reference": bool(run.tokens_match)}
@@ -247,7 +247,6 @@ def critical_waits(name: str, R: int, cores: int, mode: str = "sequential",
     and barriers) and the cycles per phase of the core that ended last (``core``), and per
     active core the cycles from the end of its last barrier wait to its end
     (``after_barriers``: the work after the last merge)."""
-    from rslab.kernels.sampler.chip_curves import POINTS, S
     run = run_chip_sampler(POINTS[name](R=R, S=S, V=vocab, seed=seed), cores=cores, mode=mode,
                            seed=seed, compare=False, figures=False, trace=True)
     st = run.chip_run.runs[run.critical_core].stalls
@@ -285,7 +284,6 @@ def mode_bytes(name: str, R: int = 2, vocab: int = VOCAB) -> dict:
     """Per mode, the bytes the task of a test point (``first-reject`` or ``all-accept``, S =
     4) brings from the HBM (:func:`~rslab.kernels.sampler.chip_bound.plan_bytes`)."""
     from rslab.kernels.sampler.chip_bound import plan_bytes
-    from rslab.kernels.sampler.chip_curves import S
     from rslab.kernels.sampler.chip_plan import MODES, plan_rows
     accepted = np.full(R, S if name == "all-accept" else 0)
     return {m: plan_bytes(plan_rows(R, S, vocab, 1, m), accepted) for m in MODES}
@@ -297,7 +295,6 @@ def bound_curve(name: str = "first-reject", R: int = 2, mode: str = "sequential"
     computed from the plan alone, no run (:func:`~rslab.kernels.sampler.chip_bound.chip_bound`,
     the default chip)."""
     from rslab.kernels.sampler.chip_bound import chip_bound
-    from rslab.kernels.sampler.chip_curves import S
     from rslab.kernels.sampler.chip_plan import plan_rows
     accepted = np.full(R, S if name == "all-accept" else 0)
     return {c: chip_bound(plan_rows(R, S, vocab, c, mode), ChipConfig(cores=c),
@@ -418,7 +415,7 @@ def core_segments(run) -> dict:
 def live_run(cores: int, requests: int = 2, mode: str = "sequential",
              hbm_bytes_per_cycle: int = 1152, vocab: int = VOCAB):
     """One chip run at first-step reject (the tokens checked against the reference)."""
-    inputs = first_reject_inputs(R=requests, S=4, V=vocab, seed=0)
+    inputs = first_reject_inputs(R=requests, S=S, V=vocab, seed=0)
     chip = ChipConfig(hbm_bytes_per_cycle=hbm_bytes_per_cycle)
     return run_chip_sampler(inputs, cores=cores, mode=mode, chip=chip, compare=False,
                             figures=False)

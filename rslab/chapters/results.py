@@ -58,6 +58,11 @@ def change(before: float, after: float) -> str:
     return f"{after / before:.2f}× slower" if after > before else "no faster"
 
 
+def speedup_cell(speedup: float) -> str:
+    """A speedup as a table prints it, a slowdown said so."""
+    return f"{speedup:.2f}×" + (" (slower)" if speedup < 1 else "")
+
+
 def headline(rows, note_figures: dict) -> list[dict]:
     """Per test point: our optimised cycles, its floor and ratio, the speedups against every
     baseline measured, and the design note's optimised cycles and speedup (the note's)."""
@@ -79,12 +84,12 @@ def model_table(rows) -> str:
     program's cycles, the speedup (also against the paired first translation), the tokens."""
     out = []
     for r in rows:
-        also = "; ".join(f"{a['speedup']:.2f}× against {a['baseline']}"
+        also = "; ".join(f"{speedup_cell(a['speedup'])} against {a['baseline']}"
                          for a in r["also_against"])
         out.append({"test point": r["name"], "requests × drafts": f"{r['R']} × {r['S']}",
                     "baseline (its plan)": f"{r['baseline_cycles']:,} ({r['baseline']})",
                     "optimised": f"{r['optimized_cycles']:,}",
-                    "speedup": f"{r['speedup']:.2f}×" + (f" ({also})" if also else ""),
+                    "speedup": speedup_cell(r["speedup"]) + (f" ({also})" if also else ""),
                     "tokens = reference": "yes" if r["tokens_match_reference"] else "NO"})
     return markdown_table(out)
 
@@ -100,7 +105,7 @@ def note_table(rows, note_figures: dict = note.SCENARIOS) -> str:
                                      ("the note's", note.VOCAB, nb, no)):
             out.append({"test point": r["name"], "figures": source, "V": f"{v:,}",
                         "baseline (cycles)": f"{base:,}", "optimised (cycles)": f"{opt:,}",
-                        "speedup": f"{base / opt:.2f}×"})
+                        "speedup": speedup_cell(base / opt)})
     return markdown_table(out)
 
 
@@ -665,6 +670,20 @@ def note_point(rows, name: str = "first-reject") -> dict:
     the two programs run there without their floors (first-step reject: a few seconds)."""
     row = next(r for r in rows if r["name"] == name)
     return row if row["vocab"] == VOCAB else speedup_rows(VOCAB, names=(name,))[0]
+
+
+def step_cycles(step: str, name: str, vocab: int = VOCAB) -> int:
+    """Cycles of the whole program of optimisation step ``step`` (of ``optimisation_steps``)
+    at test point ``name`` and ``vocab`` (no floors: a few seconds at the note's V)."""
+    from rslab.fixtures import scenario_inputs
+    from rslab.kernels.sampler.run import run_sampler
+
+    run = run_sampler(scenario_inputs(name, V=vocab), "fast", dict(optimisation_steps())[step],
+                      figures=False)
+    if not run.tokens_match:
+        raise AssertionError(f"{name} at V = {vocab}: step {step!r}'s tokens differ from the "
+                             "reference's")
+    return run.cycles
 
 
 def draw_ratio(name: str, vocab: int, draw=BEYOND_DRAW) -> float:

@@ -184,7 +184,8 @@ def invcdf_montecarlo(target, samples: int, *, seed: int = 1, noise: str = "u24"
     null = mc.predicted_chi2(0.0, samples, n_bins=target.vocab, fpc=fpc)
     return {"samples": samples, "drawn": drawn,
             "drawn_where_exact_is_zero": int(drawn[~live].sum()),
-            "fpc": fpc, "chi2_exact": chi_exact, "df_exact": df,
+            "tokens_exact_zero": int((~live).sum()), "fpc": fpc,
+            "chi2_exact": chi_exact, "df_exact": df,
             "p_exact": float(sps.chi2.sf(chi_exact / fpc, df)),
             "chi2_target": chi_target, "df_target": target.vocab - 1,
             "predicted_mean": float(predicted.mean()),
