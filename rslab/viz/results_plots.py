@@ -10,6 +10,7 @@ import functools
 
 import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.patches import Patch
 from matplotlib.ticker import NullFormatter
 
 PHASE_ORDER = ("max", "sumexp", "acceptance", "residual", "bonus", "dma_wait", "setup")
@@ -217,6 +218,11 @@ def headline_table(items) -> str:
     return "\n".join(lines)
 
 
+BASELINE_BAR = {"facecolor": "white", "edgecolor": "#777777"}
+"""The floor figure's baseline bars: unfilled, apart from the grey setup phase."""
+FLOOR_BAR = {"fill": False, "hatch": "//", "edgecolor": "k"}
+
+
 @legible
 def floor_bars(items, *, title: str = "Each phase against its floor"):
     """Per test point, per phase: the baseline's and the optimised program's cycles and the
@@ -227,12 +233,10 @@ def floor_bars(items, *, title: str = "Each phase against its floor"):
     for ax, name in zip(axes[:, 0], names, strict=True):
         rows = [it for it in items if it["name"] == name]
         y = np.arange(len(rows))[::-1]
-        ax.barh(y + 0.27, [max(r["baseline"], 1) for r in rows], 0.27, color="#dddddd",
-                label="baseline")
+        ax.barh(y + 0.27, [max(r["baseline"], 1) for r in rows], 0.27, **BASELINE_BAR)
         ax.barh(y, [max(r["optimised"], 1) for r in rows], 0.27,
-                color=[PHASE_COLOURS[r["phase"]] for r in rows], label="optimised")
-        ax.barh(y - 0.27, [max(r["floor"], 1) for r in rows], 0.27, fill=False, hatch="//",
-                edgecolor="k", label="optimised: floor")
+                color=[PHASE_COLOURS[r["phase"]] for r in rows])
+        ax.barh(y - 0.27, [max(r["floor"], 1) for r in rows], 0.27, **FLOOR_BAR)
         for yi, r in zip(y, rows, strict=True):
             if r["ratio"] is not None:
                 right = max(r["baseline"], r["optimised"], r["floor"])  # clear of all three
@@ -246,7 +250,10 @@ def floor_bars(items, *, title: str = "Each phase against its floor"):
         ax.set_xlim(low / 2, high * 3)
         ax.set_xlabel("cycles (log scale)")
         ax.set_title(name)
-    _legend_below(fig, axes)
+    fig.legend(handles=[Patch(**BASELINE_BAR, label="baseline"),
+                        Patch(color=PHASE_COLOURS["max"], label="optimised (its phase's colour)"),
+                        Patch(**FLOOR_BAR, label="optimised: floor")],
+               loc="lower center", ncol=3, frameon=False)
     fig.suptitle(title)
     fig.tight_layout(rect=(0, 0.07, 1, 1))
     return fig
