@@ -146,12 +146,13 @@ bound (``DEFAULT_FASTLOG2.error_bound()`` ≈ 8.0e-5), so rounding the raw-logit
 roundings, each at most half a step) shifts no token's score more than the hardware log already
 may shift its noise."""
 NOISE_BOUND = 32.0
-"""``|g| < NOISE_BOUND`` for every noise row the sampler draws (the exact law over the 2^24
-lattice spans [−4.64, 23.47])."""
+"""Every noise value the sampler draws lies in an interval around 0 narrower than NOISE_BOUND
+(the exact law over the 2^24 lattice spans [−4.64, 23.47], the fast ones less): a winning
+token's score and its ``l·LOG2E`` both lie within it of the max logit's."""
 BONUS_LOGIT_LIMIT = float((2.0 ** (np.log2(BONUS_SCORE_STEP) + 24) - NOISE_BOUND) / LOG2E)
 """Largest ``|max logit|`` of a bonus row (≈ 687.6): float32 values below 2^(log2 step + 24)
-are spaced at most ``BONUS_SCORE_STEP`` apart, and a token that can win scores within
-``NOISE_BOUND`` of the max (its ``|score|`` stays below that power of two)."""
+are spaced at most ``BONUS_SCORE_STEP`` apart, and a winning token's score and product stay
+within ``NOISE_BOUND`` of the max logit's (below that power of two)."""
 CHUNK_ELEMENTS = 1 << 21
 """Requests are processed in chunks of about this many vocabulary entries per row set."""
 

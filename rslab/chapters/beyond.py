@@ -52,7 +52,8 @@ CHUNK_ROWS = 512
 MC_SIMULATIONS = 100_000
 """Multinomial samples of the exact law behind :func:`argmax_montecarlo`'s p-value."""
 DETECT_TARGET = 1e10
-"""The note's target: no bias a test sees before 10^10 samples."""
+"""The book's target: no bias a test sees before 10^10 samples (ten times the note's longest
+χ² measurement of its noise)."""
 TAIL_STEP = 1e-3
 REPRODUCIBLE = {"gumbel": "any split of the row", "race": "any split of the row",
                 "invcdf": "the same order of sums", "fixed": "the same block sums"}

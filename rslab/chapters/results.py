@@ -603,7 +603,8 @@ stream, one packed vector per iteration), on the landed float32 halves: the loop
 bounds, the rows not yet lowered."""
 
 
-def note_gap(loops: dict, vocab: int = VOCAB, draw=("gumbel", "div8")) -> list[dict]:
+def note_gap(loops: dict, vocab: int = VOCAB, draw=("gumbel", "div8"),
+             note_packed: int = NOTE_SUMEXP_PACKED) -> list[dict]:
     """Per test point at ``vocab``: the rows the task reads (checked, final), the model's
     loops at their floors per packed vector (``loops``: :func:`run_scenarios`' loop figures,
     which do not depend on V; ``natural_pace``: the final row's natural body), those loops'
@@ -611,10 +612,11 @@ def note_gap(loops: dict, vocab: int = VOCAB, draw=("gumbel", "div8")) -> list[d
     final row's least cycles per packed vector (``task_final_pace``; ``final_sfu_pace``:
     the SFU's alone, every transcendental there), the note's optimised cycles, and what they leave
     the note's final row per packed vector if its checked rows ran at its sum-exp loop's
-    pace (:data:`NOTE_SUMEXP_PACKED`)."""
+    pace, ``note_packed`` packed vectors per iteration of its II (the model's reading,
+    :data:`NOTE_SUMEXP_PACKED`: the note does not say)."""
     packed = vocab // BLOCK
     checked_pace = loops["rowmax"]["bound_per_vector"] + loops["sumexp"]["bound_per_vector"]
-    note_checked = note.SUMEXP_II / NOTE_SUMEXP_PACKED
+    note_checked = note.SUMEXP_II / note_packed
     natural = dict(optimisation_steps())[NATURAL_STEP]
     config = MachineConfig()
     out = []

@@ -85,6 +85,18 @@ def spaced_ticks(values, parts: int = 10) -> list:
     return ticks
 
 
+def consecutive_runs(values) -> list[list]:
+    """``values`` (sorted) cut where two neighbours are more than 1 apart: the runs a curve
+    may join with a line."""
+    runs = []
+    for x in values:
+        if runs and x - runs[-1][-1] <= 1:
+            runs[-1].append(x)
+        else:
+            runs.append([x])
+    return runs
+
+
 def draw_sweep(data: dict, value, *, xlabel: str):
     """Left: cycles per packed vector of each dataflow at ``value``; right: all values, with
     ``value`` marked. ``data`` is ``{value: {variant: cycles}}`` (see ``dataflow_table.sweep``)."""
@@ -106,9 +118,13 @@ def draw_sweep(data: dict, value, *, xlabel: str):
     left.set_ylim(0, top)
     few = len(values) <= 12
     for i, v in enumerate(variants):  # each drawn wider than the next: ties stay visible
-        right.plot(values, [data[x][v] for x in values], color=_color(v), label=name(v),
-                   marker=MARKERS.get(v, "o") if few else None, ls=LINES.get(v, "-"),
-                   lw=1.5 + 0.8 * (len(variants) - 1 - i), ms=5 + 1.5 * (len(variants) - 1 - i))
+        for k, run in enumerate(consecutive_runs(values)):  # no line across values not computed
+            right.plot(run, [data[x][v] for x in run], color=_color(v),
+                       label=name(v) if k == 0 else None,
+                       marker=MARKERS.get(v, "o") if few or len(run) == 1 else None,
+                       ls=LINES.get(v, "-"),
+                       lw=1.5 + 0.8 * (len(variants) - 1 - i),
+                       ms=5 + 1.5 * (len(variants) - 1 - i))
     right.axvline(value, color="gray", ls="--")
     right.set_xlabel(xlabel)
     right.set_ylim(0, top)

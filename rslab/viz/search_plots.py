@@ -154,8 +154,8 @@ def plot_tail(laws: dict, deltas, wins: dict, m: int = tails.VOCAB - 1):
     fig, (ax1, ax2) = plt.subplots(2, 1, figsize=(WIDTH, 6.4))
     ax1.plot(ys, tails.ideal_sf(ys), "k:", lw=1.5, label="ideal law")
     ax2.plot(deltas, tails.ideal_tail_token_win(deltas, m), "k:", lw=1.5, label="ideal law")
-    for i, (name, law) in enumerate(laws.items()):  # later curves thinner: equal ones show
-        style = {"color": f"C{i}", "lw": max(3.0 - 0.8 * i, 1.0)}
+    for i, (name, law) in enumerate(laws.items()):  # later curves thinner, dashed: equal ones show
+        style = {"color": f"C{i}", "lw": max(3.5 - 1.2 * i, 1.0), "ls": "-" if i < 2 else "--"}
         ax1.plot(ys, tails.law_sf(law, ys), label=name, **style)
         ax2.plot(deltas, wins[name], label=name, **style)
     ax1.set(yscale="log", xlabel="y", ylabel="P(g > y)", title="upper tail (exact)",
