@@ -207,3 +207,15 @@ def test_the_sweeps_ticks_stay_apart():
 
     assert spaced_ticks([1, 13, 32, 40, 41]) == [1, 13, 32, 40]
     assert spaced_ticks([1, 2, 3, 4, 5, 6]) == [1, 2, 3, 4, 5, 6]
+
+
+def test_a_sweep_curve_joins_only_neighbouring_values():
+    from rslab.viz.dataflow_plots import consecutive_runs
+
+    assert consecutive_runs([1, 13, 32, 40, 41]) == [[1], [13], [32], [40, 41]]
+    assert consecutive_runs([1, 2, 3]) == [[1, 2, 3]]
+
+
+def test_a_schedule_found_a_latency_higher_runs_right_at_its_ii():
+    got = ch.borrowed_pass(CONFIG, CONFIG.latency["sfu"] + 1, CONFIG.latency["sfu"], 8)
+    assert got["right"] and got["cycles_per_vector"] == got["ii"] / 8

@@ -416,3 +416,8 @@ def test_the_whole_split_threshold_is_where_moving_one_transcendental_stops_payi
     assert results.whole_split_cycles(split, k, 1) >= results.whole_split_cycles(split, k, 0)
     assert results.whole_split_cycles(split, 4, 146) == max(split["by_k"][4]["sfu_cycles"],
                                                        split["by_k"][4]["valu_cycles"])
+
+
+def test_a_speedup_below_one_is_said_slower():
+    assert results.speedup_cell(2.5) == "2.50×"
+    assert results.speedup_cell(0.94) == "0.94× (slower)"
