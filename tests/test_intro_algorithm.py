@@ -90,6 +90,7 @@ def test_at_the_readers_scale_first_step_reject_is_slower_and_the_page_says_wher
     tables = intro.model_table(intro.items_of(runs)) + intro.speedup_table(intro.items_of(runs))
     assert "first-step reject" in tables and "first-reject" not in tables
     assert "the note's optimised program, on its chip at V = 154,880" in tables
+    assert "not this table's 1,024" in intro.model_table(intro.items_of(runs), 1024)
     assert "11.91× faster (the note's)" in tables and "1.47× faster (the note's)" in tables
 
 

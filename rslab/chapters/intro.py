@@ -98,26 +98,31 @@ ON_NOTE_CHIP = f"on its chip at V = {note.VOCAB:,}"
 """Where the note's figures beside ours were measured."""
 
 
-def model_table(items) -> str:
-    """Markdown: per test point, the model's optimised cycles against the floor of its work,
-    and the note's optimised cycles beside them."""
+def note_where(vocab: int) -> str:
+    """Where the note's figures were measured, said against this table's ``vocab``."""
+    return ON_NOTE_CHIP + ("" if vocab == note.VOCAB else f", not this table's {vocab:,}")
+
+
+def model_table(items, vocab: int = note.VOCAB) -> str:
+    """Markdown: per test point, the model's optimised cycles at ``vocab`` against the floor
+    of its work, and the note's optimised cycles beside them."""
     return markdown_table([{"test point": point_label(it["name"]),
                             "optimised program (cycles)": f"{it['optimised']:,}",
                             "floor of its own work (cycles)": f"{it['floor']:,}",
                             "optimised / floor": f"{it['ratio']:.2f}",
-                            f"the note's optimised program, {ON_NOTE_CHIP} (cycles)":
+                            f"the note's optimised program, {note_where(vocab)} (cycles)":
                                 f"{it['note_optimised']:,}"}
                            for it in items])
 
 
-def speedup_table(items) -> str:
+def speedup_table(items, vocab: int = note.VOCAB) -> str:
     """Markdown: per test point and baseline, how much faster (or slower) the optimised
-    program runs, then the note's speedup against its own baseline, labelled."""
+    program runs at ``vocab``, then the note's speedup against its own baseline, labelled."""
     ours = [{"test point": point_label(it["name"]), "baseline": base,
              "optimised program": speed_words(s)}
             for it in items for base, s in it["speedups"]]
     notes = [{"test point": point_label(it["name"]),
-              "baseline": f"the note's {it['note_baseline']}, {ON_NOTE_CHIP}",
+              "baseline": f"the note's {it['note_baseline']}, {note_where(vocab)}",
               "optimised program": speed_words(it["note_speedup"]) + " (the note's)"}
              for it in items]
     return markdown_table(ours + notes)
