@@ -840,18 +840,31 @@ def rejection_table(cases=SAMPLER_REJECTS) -> str:
                            for label, why, kind, msg in rejection_rows(cases)])
 
 
-def raw_bonus_frequencies(value: float, requests: int, path: str = "exact", V: int = 4,
-                          seed: int = 0) -> np.ndarray:
-    """Token frequencies of the raw-logit bonus draw ``argmax(l·LOG2E + g)`` (the product
+def raw_bonus_tokens(value: float, requests: int, path: str = "exact", V: int = 4,
+                     seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """(tokens, unrounded) of the raw-logit bonus draw ``argmax(l·LOG2E + g)`` (the product
     rounded to float32) over V equal logits ``value`` — what the sampler would emit if it did
-    not reject the row (the noise rows are the reference's own)."""
+    not reject the row (the noise rows are the reference's own) — and the winners of the
+    noise alone, which the equal logits leave unchanged in exact arithmetic."""
     from rslab.reference import BONUS, gumbel_noise, sample_scores
 
     g = gumbel_noise(path, seed, np.arange(requests), 0, BONUS, np.arange(V))
     with np.errstate(over="ignore"):
         x = np.full((requests, V), value, np.float32) * LOG2E
-    tokens = sample_scores(x, g).argmax(axis=-1)
+    return sample_scores(x, g).argmax(axis=-1), np.asarray(g, np.float64).argmax(axis=-1)
+
+
+def raw_bonus_frequencies(value: float, requests: int, path: str = "exact", V: int = 4,
+                          seed: int = 0) -> np.ndarray:
+    """Token frequencies of :func:`raw_bonus_tokens`' draws."""
+    tokens, _ = raw_bonus_tokens(value, requests, path, V, seed)
     return np.bincount(tokens, minlength=V) / requests
+
+
+def raw_bonus_changed(value: float, requests: int) -> int:
+    """The draws of :func:`raw_bonus_tokens` whose winner the rounding changed."""
+    tokens, unrounded = raw_bonus_tokens(value, requests)
+    return int((tokens != unrounded).sum())
 
 
 def uniformity_p(frequencies, requests: int) -> float:
