@@ -39,6 +39,7 @@ from rslab.numerics import divergence_bound as db
 from rslab.numerics import draw_comparison as dc
 from rslab.numerics.detect import ALPHA
 from rslab.numerics.methods import RECOMMENDED, draw, resolve_noise, sampler_draws, variant_name
+from rslab.numerics.montecarlo import lattice_uniforms
 from rslab.numerics.stats import gumbel2_cdf
 from rslab.numerics.targets import VOCAB
 from rslab.numerics.token_law import exact_token_probs, noise_atoms, run_law
@@ -288,7 +289,8 @@ def loops_table(loops: list[dict]) -> str:
     """The row loops' schedule figures."""
     return markdown_table([{
         "draw": r["draw"], "row": r["kind"], "II": str(r["ii"]), "ResMII": str(r["res_mii"]),
-        "RecMII": str(r["rec_mii"]), "binding unit": r["binding"],
+        "RecMII": str(r["rec_mii"]),
+        "what binds": r["binding"] + (" + recurrence" if r["rec_mii"] == r["ii"] else ""),
         "cycles per 256 tokens": f"{r['cycles_per_packed']:g}",
         "measured": f"{r['measured_per_packed']:g}"} for r in loops])
 
@@ -369,13 +371,23 @@ def _side_before(wb) -> np.ndarray:
     return np.where(lanes < h, before, np.where(lanes > h, after, 0)).astype(np.float32)
 
 
+def _lattice_dead_mass(masses) -> float:
+    """The mass of the vectors (target ``masses``) that no 24-bit lattice uniform reaches
+    when the block sums are exact: the vector choice's lattice alone."""
+    edges = np.concatenate([[0.0], np.cumsum(masses)]) / np.sum(masses)
+    hits = np.diff(np.searchsorted(lattice_uniforms().astype(np.float64), edges, side="left"))
+    return float(masses[(hits == 0) & (masses > 0)].sum())
+
+
 def lost_by_vector(w, P, p) -> dict:
     """``wide48``'s never-drawn tokens split by whether their 128-token vector is ever drawn
     (counts and target masses); the vectors lighter than a block-choice step, how many of them
     are never drawn and how many are drawn with a whole step or more; in the drawn vectors, the
     share of never-drawn tokens lighter than one float32 step of the sum before them on their
     side, and the first such token (lane, weight, that sum and its step, the lane heaviest
-    before it on its side, the vector's heaviest lane)."""
+    before it on its side, the vector's heaviest lane); the target mass of the vectors no
+    lattice uniform would reach with exact block sums (``lattice_dead_mass``) and the row's
+    total over its heaviest weight."""
     wb, Pb, pb = (invcdf.blocks_of(np.ravel(x)) for x in (w, P, p))
     dead = (Pb.sum(1) == 0) & (pb.sum(1) > 0)
     never = (Pb == 0) & (pb > 0)
@@ -388,6 +400,8 @@ def lost_by_vector(w, P, p) -> dict:
             "live_tokens": int(lost_live.sum()), "live_mass": float(pb[lost_live].sum()),
             "light_vectors": int(light.sum()), "dead_vectors": int(dead.sum()),
             "light_dead": int((light & dead).sum()),
+            "lattice_dead_mass": _lattice_dead_mass(pb.sum(1)),
+            "total_over_max": float(np.sum(w, dtype=np.float64) / np.max(w)),
             "dead_steps": float(pb[dead].sum(1).max(initial=0) / BLOCK_STEP),
             "light_up": int((light & (Pb.sum(1) >= BLOCK_STEP)).sum()),
             "below_step_share": float(below.sum() / max(lost_live.sum(), 1)),

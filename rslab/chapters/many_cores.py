@@ -301,6 +301,15 @@ def bound_curve(name: str = "first-reject", R: int = 2, mode: str = "sequential"
                           accepted)["bound_cycles"] for c in cores}
 
 
+TERM_NAMES = {"hbm": "HBM", "dma": "DMA engines", "sfu": "SFU", "valu": "VALU"}
+"""The chip bound's terms (``chip_bound``'s keys) as the page names them."""
+
+
+def term_name(key: str) -> str:
+    """The human name of a term of the chip's bound."""
+    return TERM_NAMES.get(key, key)
+
+
 def scaling(points) -> list[dict]:
     """Per curve, where strong scaling ends and what binds there."""
     return scaling_end(points)
@@ -312,7 +321,7 @@ def scaling_rows(ends) -> list[dict]:
              "fastest at (cores)": e["best_cores"], "cycles there": f"{e['best_cycles']:,}",
              "speed-up over the chip program on 1 core": f"{e['speedup']:.1f}×",
              "within a tenth of the fastest from (cores)": e["ends_at"],
-             "what binds there": e["binding_there"]} for e in ends]
+             "what binds there": term_name(e["binding_there"])} for e in ends]
 
 
 def mode_rows(points, name: str = "first-reject", R: int = 2) -> list[dict]:
@@ -320,7 +329,7 @@ def mode_rows(points, name: str = "first-reject", R: int = 2) -> list[dict]:
     pts = sorted((p for p in points if p["name"] == name and p["R"] == R),
                  key=lambda p: (p["mode"], p["cores"]))
     return [{"mode": p["mode"], "cores": p["cores"], "cycles": f"{p['cycles']:,}",
-             "chip's bound": f"{p['bound_cycles']:,}", "binds": p["binding"],
+             "chip's bound": f"{p['bound_cycles']:,}", "binds": term_name(p["binding"]),
              "of it, the exchange": f"{p['exchange_cycles']:,}",
              "cycles / bound": f"{p['ratio']:.2f}"} for p in pts]
 

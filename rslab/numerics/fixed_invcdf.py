@@ -46,8 +46,9 @@ Write ``p_i = w_i/W``, ``π_b = W_b/W`` (exact block masses), ``ρ_l = w_l/W_b``
   ``χ² < n₀/S + β²·n₁·S + α² + 2αβ·n₁ ≤ K(n, S) = β²·n·S + α² + 2αβ·n``
   (:func:`level_bound`).
 * The quanta of a level lie in ``2^F ≤ S < n·2^(F+1)`` (the largest value alone; every
-  value just below ``2^(F+1)``). K is convex in S (its terms in ``1/(S − n)`` fall, the
-  lattice's ``n·S/L²`` rises), so over that range it is largest at one end:
+  value just below ``2^(F+1)``). K is convex in S for S > n (its terms in ``1/(S − n)``
+  are convex there, the lattice's ``n·S/L²`` is linear), so over that range it is largest
+  at one end:
   ``K*(n) = max(K(n, 2^F), K(n, n·2^(F+1)))`` (:func:`worst_level_bound`). The smallest
   S is the worse end once ``b ≥ F + (log2(n) + 1)/2`` (where the lattice's term at the top
   end, ``n·S_top/2^(2b)``, falls below the quantisation's at the smallest): at F = 62 and
