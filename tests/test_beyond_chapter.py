@@ -47,10 +47,27 @@ def test_method_figure_redraws_from_the_computed_laws():
     assert f"{tv:.2e}" in widget.caption.value
 
 
-def _worst(draw, target, **seen):
+def _row(target, **seen):
     base = {"detect_tokens": np.nan, "detect_vectors": np.nan, "detect_bins": np.nan,
             "detect_appear": np.inf}
-    return {"draw": draw, "target": target, "bound_samples": 1e3, **(base | seen)}
+    return {"target": target, **(base | seen)}
+
+
+def _worst(draw, target, tried=(), **seen):
+    """A search result: its worst row by χ² (``target``) and every row it tried."""
+    row = _row(target, **seen)
+    return {"draw": draw, "bound_samples": 1e3, **row, "tried": [row, *tried]}
+
+
+def test_the_verdict_is_seen_on_the_searched_row_a_test_sees_soonest():
+    """The fewest samples come from whichever searched row a test sees soonest, not from the
+    row of largest χ²; the bound stays on the worst row by χ²."""
+    worst = [_worst("invcdf-wide48", "bf16", detect_appear=2e5,
+                    tried=[_row("peaked(tail=1e-06)", detect_appear=8e4),
+                           _row("zipf", detect_tokens=3e5)])]
+    row = ch.bias_rows(worst, [], 1024)["invcdf-wide48"]
+    assert (row["seen"], row["seen_on"], row["worst"]) == (
+        8e4, "peaked(tail=1e-06) (appearance test)", "bf16")
 
 
 def test_the_verdict_needs_a_bound_over_every_row_and_a_failure_needs_a_test():

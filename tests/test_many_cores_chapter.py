@@ -221,3 +221,11 @@ def test_the_bootstrap_interval_of_a_ratio_of_means():
     assert mc.mean_ratio_interval([1.0, 0.0], [0.0, 0.0])[1] == np.inf
     with pytest.raises(ValueError, match="a, b"):
         mc.mean_ratio_interval([1.0], [1.0, 2.0])
+
+
+def test_the_critical_core_s_dma_waits_split_by_phase():
+    """On one core the DMA waits per phase add up to the core's DMA-wait stalls, and at the
+    first-step reject most fall in the residuals (each waits for its q row)."""
+    c = mc.critical_waits("first-reject", 2, 1, vocab=4096)
+    assert sum(c["dma_by_phase"].values()) == c["dma_wait"] > 0
+    assert c["dma_by_phase"]["residual"] > c["dma_wait"] / 2

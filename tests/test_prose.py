@@ -8,7 +8,14 @@ import sys
 import pytest
 from pagerun import ROOT, toc_pages
 
-from rslab.chapters.prose import bad_eval_names, eval_names, solutions, strip_solutions
+from rslab.chapters.prose import (
+    and_list,
+    bad_eval_names,
+    eval_names,
+    solutions,
+    strip_solutions,
+    unit_names,
+)
 
 TEXT = """Intro {eval}`ratio` and {eval}`a.b`.
 
@@ -134,3 +141,12 @@ def test_the_students_book_has_no_solution_and_the_default_book_hides_it(tiny_bo
     leaks = [name for name, text in student.items() if "SOLUTION-TEXT-42" in text]
     assert not leaks, f"the students' book shows a solution in {leaks}"
     assert {"_sources/book/tiny.ipynb", "_sources/book/tiny.md"} <= set(student)
+
+
+def test_units_and_lists_read_as_words():
+    """A binding in the page's words, and items as a sentence lists them."""
+    assert unit_names("st = valu") == "store port = VALU"
+    assert unit_names("valu + sfu + recurrence") == "VALU + SFU + recurrence"
+    assert unit_names("hbm") == "HBM" and unit_names("nonsense") == "nonsense"
+    assert and_list([24, 28, 36]) == "24, 28 and 36"
+    assert and_list(["a"]) == "a" and and_list([]) == ""

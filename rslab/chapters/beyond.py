@@ -174,18 +174,19 @@ def worst_seen(w: dict) -> tuple[float, str]:
 
 def bias_rows(worst: list[dict], token: list[dict], vocab: int) -> dict:
     """Per draw (name → row): the fewest samples at which a test sees its bias half the time
-    and where (its worst row, or one of the three targets if that is sooner); the samples
-    below which no test gains 0.1 on that worst row (χ² and TV forms,
+    and where (the search's row it is seen on soonest, which need not be its worst row by χ²,
+    or one of the three targets if that is sooner); the samples below which no test gains 0.1
+    on its worst row by χ² (χ² and TV forms,
     :func:`rslab.numerics.divergence_bound.figures`) or, for the recommended draw, on every
     row of ``vocab`` tokens (its guarantee, :func:`rslab.numerics.fixed_invcdf.chi2_bound`)."""
     out = {}
     for name in dict.fromkeys([w["draw"] for w in worst] + [t["method"] for t in token]):
         seen, where = float("inf"), ""
         w = next((w for w in worst if w["draw"] == name), None)
-        if w is not None:
-            n, test = worst_seen(w)
-            if not np.isnan(n):
-                seen, where = n, f"{w['target']} ({test})"
+        for f in (w["tried"] if w is not None else ()):
+            n, test = worst_seen(f)
+            if not np.isnan(n) and n < seen:
+                seen, where = n, f"{f['target']} ({test})"
         for t in token:
             if t["method"] == name and t["detect_seen"] < seen:
                 seen, where = t["detect_seen"], t["target"]

@@ -1,6 +1,7 @@
 """The *Dataflow choice* chapter: its tables, the SFU-latency story over the whole slider, and
 the machine sweeps, extended live one value at a time."""
 
+from rslab.chapters.prose import UNIT_NAMES
 from rslab.kernels.studies import dataflow_table as dt
 from rslab.kernels.studies.kernel import UNROLLS, scalar_f32
 from rslab.kernels.studies.sumexp import VARIANTS, emit_sumexp, reference_sumexp, sum_tolerance
@@ -16,9 +17,6 @@ PASSES = {"max+land(helper)": "max + landing (helper's layout)",
           "max+land(lanes)": "max + landing (changed layout)", "max": "max", "sum": "sum",
           "online": "online"}
 """Each pass's name as the tables print it."""
-RESOURCES = {"ld": "load port", "st": "store port", "valu": "VALU", "sfu": "SFU",
-             "fifo": "SFU FIFO", "recurrence": "recurrence", "xlu": "XLU", "scalar": "scalar"}
-"""Each resource of ``dt.pass_bounds`` as the tables print it."""
 TWO_PASS = ("a", "a'", "b")
 """The dataflows with a max pass before their sum pass."""
 DEEP_FIFO = 64
@@ -181,9 +179,9 @@ def bounds_table(bounds: dict, latencies, computed) -> str:
             "SFU latency (cycles)": str(latency),
             **{f"{dp.name(v)} bound": f"{rec['bound'][v]:.2f}" for v in ("a'", "b", "c")},
             "(a′), (b) sum pass bound by": " / ".join(
-                " = ".join(RESOURCES[r] for r in rec["binds"][v].split("="))
+                " = ".join(UNIT_NAMES[r] for r in rec["binds"][v].split("="))
                 for v in ("a'", "b")),
-            "(c) bound by": " = ".join(RESOURCES[r] for r in rec["binds"]["c"].split("=")),
+            "(c) bound by": " = ".join(UNIT_NAMES[r] for r in rec["binds"]["c"].split("=")),
             "Measured on this page": "yes" if latency in computed else "no (bound only)"})
     return markdown_table(records, fmt=lambda _, v: str(v))
 
@@ -204,7 +202,7 @@ def binding_text(binding: str) -> str:
     parts = []
     for item in binding.split("; "):
         name, resources = item.split(": ")
-        parts.append(f"{PASSES[name]}: " + " = ".join(RESOURCES[r] for r in resources.split("=")))
+        parts.append(f"{PASSES[name]}: " + " = ".join(UNIT_NAMES[r] for r in resources.split("=")))
     return "; ".join(parts)
 
 
@@ -252,14 +250,14 @@ def resource_needs(config, vocab: int = dt.ROW_VOCAB) -> dict:
 
 def needs_table(need: dict) -> str:
     """``resource_needs`` as a table, one row per pass, the binding need in bold."""
-    cols = [r for r in RESOURCES if any(r in b for b in need.values())]
+    cols = [r for r in UNIT_NAMES if any(r in b for b in need.values())]
     records = []
     for (v, name), b in need.items():
         top = max(b.values())
         cells = {"Dataflow": dp.name(v), "Pass": PASSES[name]}
         for r in cols:
             text = f"{b[r]:.2f}" if r in b else "–"
-            cells[RESOURCES[r].capitalize() if r == "recurrence" else RESOURCES[r]] = \
+            cells[UNIT_NAMES[r].capitalize() if r == "recurrence" else UNIT_NAMES[r]] = \
                 f"**{text}**" if r in b and abs(b[r] - top) < 1e-9 else text
         records.append(cells)
     return markdown_table(records, fmt=lambda _, v: str(v))

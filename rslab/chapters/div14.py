@@ -12,6 +12,7 @@ import numpy as np
 from scipy import stats as sps
 
 from rslab import note
+from rslab.chapters.prose import and_list
 from rslab.numerics import montecarlo as mc
 from rslab.numerics import search, separation, stats, tails
 from rslab.numerics.fastlog import DEFAULT_FASTLOG2, FastLog2
@@ -367,10 +368,10 @@ def _chi2_cause(name: str, rank: dict) -> str:
         spread = (f"{min(sds):.1f}" if round(min(sds), 1) == round(max(sds), 1)
                   else f"{min(sds):.1f} to {max(sds):.1f}")
         return (f" Its χ² rank is chance as well: its expected pooled χ² is within "
-                f"{max(gaps):.1f} of that of {_and(pairs)}, ranked ahead of it, against a "
+                f"{max(gaps):.1f} of that of {and_list(pairs)}, ranked ahead of it, against a "
                 f"spread of {spread} for the difference of two on shared seeds.")
     many = len(rank["resolved"]) > 1
-    return (f" {_and(rank['resolved'])} rank{'' if many else 's'} ahead of it on χ² as "
+    return (f" {and_list(rank['resolved'])} rank{'' if many else 's'} ahead of it on χ² as "
             f"{'their' if many else 'its'} smaller λ expects (by more than the spread of the "
             "difference on shared seeds).")
 
@@ -424,7 +425,7 @@ def screening_text(result) -> dict:
     off = [r["chi2"] for r in result.screening if r not in on_edge]
     seen = ", ".join(f"{r['name']} {r['chi2']:,.0f}" for r in on_edge)
     edge = (f"In this screening a bin edge runs through the atom of "
-            f"{_and(r['name'] for r in on_edge)}, and the pooled χ² sees it ({seen}, against "
+            f"{and_list(r['name'] for r in on_edge)}, and the pooled χ² sees it ({seen}, against "
             f"at most {max(off):,.0f} for the others)." if on_edge and off else "")
     return {"slots": slots, "dropped": text, "cause": " ".join(causes), "edge": edge,
             "null": null, "below_baseline": below, "chi2_chance": chance,
@@ -466,7 +467,7 @@ def chi2_resolved_text(result) -> str:
         if len(out) == len(chi):
             return "every other finalist"
         rest = [c["other"] for c in chi if c["p"] >= level]
-        return f"{_and(out)}, not from {_and(rest)}"
+        return f"{and_list(out)}, not from {and_list(rest)}"
 
     first, strict = which(separation.LEVEL), which(bonferroni)
     text = f"The paired χ² test at {separation.LEVEL:g} separates the winner from {first}."
@@ -501,7 +502,7 @@ def grid_gap_text(grid, best: dict, ranking: list[dict]) -> str:
         return ""
     odd = {r["divisor"] for r in ranking if r["divisor"] % 2}
     gap = ("has no odd integer" if {r["divisor"] for r in off} == odd else
-           "leaves out " + _and(r["name"] for r in off))
+           "leaves out " + and_list(r["name"] for r in off))
     return (f" This grid {gap}, and off it lies a smaller λ: over the integers "
             f"{min(r['divisor'] for r in ranking):g} to {max(r['divisor'] for r in ranking):g} "
             f"the smallest is {off[0]['name']}'s (expected χ² at 10⁹ "
@@ -621,7 +622,7 @@ def winners_text(study: dict, divisors: tuple = KNOB_DIVISORS, tie: float = TIE)
     by = {}
     for v, names in knob_winners(study, divisors, tie).items():
         margin = f"{tie:.1%}".replace("%", " %")
-        label = names[0] if len(names) == 1 else f"{_and(names)}, tied within {margin},"
+        label = names[0] if len(names) == 1 else f"{and_list(names)}, tied within {margin},"
         by.setdefault(label, []).append(v)
     parts = []
     for name, values in sorted(by.items(), key=lambda kv: -len(kv[1])):
@@ -631,14 +632,8 @@ def winners_text(study: dict, divisors: tuple = KNOB_DIVISORS, tie: float = TIE)
                 items += ([f"{start}–{a}"] if a > start + 1
                           else [str(v) for v in range(start, a + 1)])
                 start = b
-        parts.append(f"{name} at {_and(items)} bits")
+        parts.append(f"{name} at {and_list(items)} bits")
     return "; ".join(parts)
-
-
-def _and(items) -> str:
-    """"a, b and c"."""
-    items = list(items)
-    return ", ".join(items[:-1]) + " and " + items[-1] if len(items) > 1 else "".join(items)
 
 
 def tie_choice(names, log2: FastLog2, divisors: tuple = KNOB_DIVISORS) -> dict:
@@ -674,7 +669,7 @@ def knob_figure(knob: str, divisors: tuple = KNOB_DIVISORS):
         fig = sp.draw_knob_frame(cfg, tuple(divisors), f"{knob} = {value}")
         names = knob_winners({value: sp.knob_landscape(cfg, tuple(divisors))}, divisors)[value]
         tied = f" (tied within {TIE:.1%})".replace("%", " %") if len(names) > 1 else ""
-        return fig, f"{knob} = {value}: smallest λ at {_and(names)}{tied}"
+        return fig, f"{knob} = {value}: smallest λ at {and_list(names)}{tied}"
     return draw
 
 
@@ -714,13 +709,13 @@ def sweep_scope_text(config, moved: dict, base: FastLog2 = DEFAULT_FASTLOG2) -> 
     if not moved or any(base.replace(**{k: v}) in designs for k, v in moved):
         return ""
     axes = dict(config.axes)
-    varied = [f"{k} over {_and(map(str, v))}" for k, v in axes.items() if len(v) > 1]
+    varied = [f"{k} over {and_list(map(str, v))}" for k, v in axes.items() if len(v) > 1]
     fixed = [f"{k} {v[0]}" for k, v in axes.items() if len(v) == 1]
-    tried = _and(search.divisor_name(k).capitalize() for k in config.divisors)
-    where = _and(f"{k} {v} ({_and(n.capitalize() for n in names)})"
+    tried = and_list(search.divisor_name(k).capitalize() for k in config.divisors)
+    where = and_list(f"{k} {v} ({and_list(n.capitalize() for n in names)})"
                  for (k, v), names in moved.items())
     return (f" This sweep is too small to show it move: it varies "
-            f"{_and(varied) or 'no knob'}{' at ' + _and(fixed) if fixed else ''} and tries "
+            f"{and_list(varied) or 'no knob'}{' at ' + and_list(fixed) if fixed else ''} and tries "
             f"{tried}, while the sliders above move the choice at {where}, none of them a "
             "design of this sweep.")
 

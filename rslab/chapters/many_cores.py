@@ -19,13 +19,13 @@ from __future__ import annotations
 import numpy as np
 
 from rslab import memo
-from rslab.chapters.prose import significant
+from rslab.chapters.prose import significant, unit_names
 from rslab.executors import make_executor
 from rslab.fixtures import VOCAB, first_reject_inputs, sampled_inputs
 from rslab.kernels.sampler import chip_curves
 from rslab.kernels.sampler.chip_curves import POINTS, S, curve_points, scaling_end
 from rslab.kernels.sampler.chip_run import run_chip_sampler
-from rslab.kernels.sampler.run import run_sampler
+from rslab.kernels.sampler.run import phase_dma_waits, run_sampler
 from rslab.machine.config import WORMHOLE, ChipConfig
 from rslab.numerics import fixed_invcdf as fx
 from rslab.numerics.fastlog import fast_exp2
@@ -244,15 +244,18 @@ def one_core_baseline(vocab: int = VOCAB, R: int = 2, seed: int = 0) -> dict:
 def critical_waits(name: str, R: int, cores: int, mode: str = "sequential",
                    vocab: int = VOCAB, seed: int = 0) -> dict:
     """One chip run of a curve point, traced: its cycles, the waits (for the DMA, the HBM
-    and barriers) and the cycles per phase of the core that ended last (``core``), and per
+    and barriers), the cycles per phase and the DMA waits per phase (``dma_by_phase``) of the
+    core that ended last (``core``), and per
     active core the cycles from the end of its last barrier wait to its end
     (``after_barriers``: the work after the last merge)."""
     run = run_chip_sampler(POINTS[name](R=R, S=S, V=vocab, seed=seed), cores=cores, mode=mode,
                            seed=seed, compare=False, figures=False, trace=True)
-    st = run.chip_run.runs[run.critical_core].stalls
+    last = run.chip_run.runs[run.critical_core]
+    st = last.stalls
     return {"cycles": int(run.cycles), "dma_wait": int(st["dma-wait"]), "hbm": int(st["hbm"]),
             "barrier": int(st["barrier"]), "plan": run.plan.describe(),
             "phases": {k: int(v) for k, v in run.phases.items()},
+            "dma_by_phase": {k: int(v) for k, v in phase_dma_waits(last).items()},
             "core": int(run.critical_core), "after_barriers": _after_barriers(run)}
 
 
@@ -301,15 +304,6 @@ def bound_curve(name: str = "first-reject", R: int = 2, mode: str = "sequential"
                           accepted)["bound_cycles"] for c in cores}
 
 
-TERM_NAMES = {"hbm": "HBM", "dma": "DMA engines", "sfu": "SFU", "valu": "VALU"}
-"""The chip bound's terms (``chip_bound``'s keys) as the page names them."""
-
-
-def term_name(key: str) -> str:
-    """The human name of a term of the chip's bound."""
-    return TERM_NAMES.get(key, key)
-
-
 def scaling(points) -> list[dict]:
     """Per curve, where strong scaling ends and what binds there."""
     return scaling_end(points)
@@ -318,10 +312,11 @@ def scaling(points) -> list[dict]:
 def scaling_rows(ends) -> list[dict]:
     """:func:`scaling`'s curves as table rows with human headers."""
     return [{"test point": e["name"], "mode": e["mode"], "R": e["R"],
-             "fastest at (cores)": e["best_cores"], "cycles there": f"{e['best_cycles']:,}",
-             "speed-up over the chip program on 1 core": f"{e['speedup']:.1f}×",
+             "fastest measured at (cores)": e["best_cores"],
+             "cycles there": f"{e['best_cycles']:,}",
+             "speed-up over the same mode on 1 core": f"{e['speedup']:.1f}×",
              "within a tenth of the fastest from (cores)": e["ends_at"],
-             "what binds there": term_name(e["binding_there"])} for e in ends]
+             "what binds there": unit_names(e["binding_there"])} for e in ends]
 
 
 def mode_rows(points, name: str = "first-reject", R: int = 2) -> list[dict]:
@@ -329,7 +324,7 @@ def mode_rows(points, name: str = "first-reject", R: int = 2) -> list[dict]:
     pts = sorted((p for p in points if p["name"] == name and p["R"] == R),
                  key=lambda p: (p["mode"], p["cores"]))
     return [{"mode": p["mode"], "cores": p["cores"], "cycles": f"{p['cycles']:,}",
-             "chip's bound": f"{p['bound_cycles']:,}", "binds": term_name(p["binding"]),
+             "chip's bound": f"{p['bound_cycles']:,}", "binds": unit_names(p["binding"]),
              "of it, the exchange": f"{p['exchange_cycles']:,}",
              "cycles / bound": f"{p['ratio']:.2f}"} for p in pts]
 

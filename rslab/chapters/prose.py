@@ -69,6 +69,24 @@ def figure(x: float, digits: int = 2, rounding: str = "nearest") -> str:
     return sci(x, digits, rounding)
 
 
+UNIT_NAMES = {"ld": "load port", "st": "store port", "valu": "VALU", "sfu": "SFU",
+              "fifo": "SFU FIFO", "recurrence": "recurrence", "xlu": "XLU", "scalar": "scalar",
+              "dma": "DMA", "hbm": "HBM"}
+"""Each machine resource (a slot, a queue, a bound's term) as a page names it."""
+
+
+def unit_names(binding: str) -> str:
+    """A binding as the schedulers and bounds name it (``"st = valu"``, ``"valu + sfu"``,
+    ``"hbm"``) in the page's words: ``"store port = VALU"``."""
+    return re.sub(r"[a-z]+", lambda m: UNIT_NAMES.get(m.group(0), m.group(0)), binding)
+
+
+def and_list(items) -> str:
+    """Items as a sentence lists them: "a, b and c" (numbers as written)."""
+    items = [str(i) for i in items]
+    return ", ".join(items[:-1]) + " and " + items[-1] if len(items) > 1 else "".join(items)
+
+
 def seconds(x: float) -> str:
     """A time (or rate) the page measured, with two significant digits: what a clock
     resolves, and never a number of three digits that could pass for an exercise's answer

@@ -8,6 +8,7 @@ from itertools import count, pairwise
 import numpy as np
 
 from rslab import note
+from rslab.chapters.prose import and_list, unit_names
 from rslab.executors import make_executor
 from rslab.fixtures import TEST_POINTS, VOCAB
 from rslab.kernels.sampler.bodies import final_body, rowmax_body, sumexp_loop_body
@@ -231,8 +232,8 @@ def binding_words(floors: dict, phases=("max", "sumexp", "bonus")) -> str:
     parts = []
     for binding, who in groups.items():
         why = binding_why(binding)
-        named = who[0] if len(who) == 1 else ", ".join(who[:-1]) + " and " + who[-1]
-        parts.append(named + f" by {binding}" + (f" ({why})" if why else ""))
+        named = and_list(who)
+        parts.append(named + f" by {unit_names(binding)}" + (f" ({why})" if why else ""))
     return "; ".join(parts)
 
 
@@ -431,7 +432,7 @@ def task_rows(beyond) -> list[dict]:
     return [{"test point": r["name"], "draw": r["draw"], "cycles": f"{r['cycles']:,}",
              "floor (this program's work)": f"{r['bound_cycles']:,}",
              "cycles / floor": f"{r['ratio']:.2f}",
-             "task bound": f"{r['task_bound_cycles']:,} ({r['task_binding']})",
+             "task bound": f"{r['task_bound_cycles']:,} ({unit_names(r['task_binding'])})",
              "cycles / task bound": f"{r['task_ratio']:.2f}"} for r in beyond]
 
 
@@ -663,7 +664,8 @@ def gap_table(gap) -> str:
         "rows read": f"{g['checked_rows']} checked + {g['final_rows']} {g['final']}",
         "model: loops at their floors": f"{g['model_loops']:,.0f}",
         "… with the natural final row": f"{g['natural_loops']:,.0f}",
-        "model: task bound": f"{g['task']['bound_cycles']:,} ({g['task']['binding']})",
+        "model: task bound": f"{g['task']['bound_cycles']:,} "
+                             f"({unit_names(g['task']['binding'])})",
         "the note's cycles": f"{g['note']:,}"} for g in gap])
 
 

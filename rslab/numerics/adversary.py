@@ -127,8 +127,9 @@ def _cost(task, rows) -> float:
 
 def search(draws, vocab: int = targets.VOCAB, rows: dict | None = None, *, executor=None,
            progress: bool = False) -> list[dict]:
-    """Per draw: the figures of its worst row (largest χ²), that row's name, the rows tried,
-    the largest relative half-width of its bounds over them and the seconds its laws took
+    """Per draw: the figures of its worst row (largest χ²), that row's name, the rows tried
+    (``rows``, and every row's figures in ``tried``), the largest relative half-width of its
+    bounds over them and the seconds its laws took
     (tasks: one law each, on ``executor``, default serial, the longest first; the argmax
     draws' noise atoms are built first, so that forked workers share them). A draw given
     twice is searched once."""
@@ -150,7 +151,8 @@ def search(draws, vocab: int = targets.VOCAB, rows: dict | None = None, *, execu
         worst = max(mine, key=lambda f: f["chi2"])
         out.append({"draw": f"{method}-{noise}", "rows": len(mine), **worst,
                     "seconds": sum(f["seconds"] for f in mine),
-                    "max_rel_half_width": max(f["rel_half_width"] for f in mine)})
+                    "max_rel_half_width": max(f["rel_half_width"] for f in mine),
+                    "tried": mine})
     return out
 
 

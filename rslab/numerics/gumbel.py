@@ -8,7 +8,8 @@ intermediate, for per-value investigations. With ``fl`` the fast ``log2``
   (u just below 1) gives ``t = 0`` and ``g = +inf``.
 * ``scaled``:  ``t = −(fl(u·c) − log2 c)``: the first layer's input is scaled
   by a constant ``c < 1`` so it stays below the plateau, and the constant is
-  compensated. Unlike a clamp no probability mass is merged.
+  compensated. Unlike a clamp it sends no interval of ``u`` to one value (the first log's
+  output steps still merge a few neighbouring lattice uniforms near ``u = 1``).
   ``g = −fl(t)``: the second log still has its plateau at ``t ≈ 1``.
 * ``div(k)``:  same ``t``; ``g = −(fl(t/k) + log2 k)`` moves the second log's
   plateau to ``t ≈ k`` (``div8`` and ``div14`` are ``div(8)``, ``div(14)``).

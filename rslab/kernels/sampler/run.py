@@ -87,6 +87,15 @@ def phase_cycles(run) -> dict:
     return {k: cycles.get(k, 0) for k in PHASE_KEYS}
 
 
+def phase_dma_waits(run) -> dict:
+    """DMA-wait cycles per phase (the ``ph<n>_<phase>`` region of the bundle that waited),
+    the phases that waited only."""
+    whole = run.trace.cycles_by_label(_PHASE_LABEL, default="setup")
+    rest = run.trace.cycles_by_label(_PHASE_LABEL, default="setup",
+                                     separate={"dma-wait": "dma_wait"})
+    return {k: v - rest.get(k, 0) for k, v in whole.items() if v != rest.get(k, 0)}
+
+
 def _loop_figures(run, kernel) -> dict:
     out = {}
     for label, code in kernel.loops.items():
