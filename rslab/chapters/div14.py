@@ -367,7 +367,8 @@ def _chi2_cause(name: str, rank: dict) -> str:
         sds = [p["pooled_sd"] for p in pairs.values()]
         spread = (f"{min(sds):.1f}" if round(min(sds), 1) == round(max(sds), 1)
                   else f"{min(sds):.1f} to {max(sds):.1f}")
-        return (f" Its χ² rank is chance as well: its expected pooled χ² is within "
+        return (f" Its χ² rank is unreliable as well (each order right less than 84 % of "
+                f"the time): its expected pooled χ² is within "
                 f"{max(gaps):.1f} of that of {and_list(pairs)}, ranked ahead of it, against a "
                 f"spread of {spread} for the difference of two on shared seeds.")
     many = len(rank["resolved"]) > 1
