@@ -128,7 +128,7 @@ def test_a_run_below_another_programs_floor_is_named():
              "ratio": 1.25, "task_bound_cycles": 50, "task_binding": "dma", "task_ratio": 3.0}]
     assert results.below_other_floor(rows) == ["invcdf-wide48 at all-accept (150 cycles "
                                                "against 200)"]
-    assert results.task_rows(rows)[1]["task bound"] == "50 (dma)"
+    assert results.task_rows(rows)[1]["task bound"] == "50 (DMA)"
 
 
 def test_the_selection_report_reads_a_real_search():

@@ -7,7 +7,7 @@ from decimal import Decimal
 from rslab import note
 from rslab.chapters.beyond import DETECT_TARGET
 from rslab.chapters.fixed_point import guarantee_terms
-from rslab.chapters.prose import ROUNDING, power
+from rslab.chapters.prose import ROUNDING, point_label, power
 from rslab.chapters.results import headline
 from rslab.kernels.sampler.scenarios import run_scenarios
 from rslab.numerics.divergence_bound import ADVANTAGE, samples_no_test_sees
@@ -38,15 +38,6 @@ def items_of(rows) -> list[dict]:
 def headline_items(vocab: int, path: str = "fast") -> list[dict]:
     """:func:`items_of` the two test points' runs at ``vocab``."""
     return items_of(headline_runs(vocab, path))
-
-
-POINT_LABELS = {"first-reject": "first-step reject"}
-"""The test points' names as the page writes them, where they differ from the runs' keys."""
-
-
-def point_label(name: str) -> str:
-    """A test point's name as the page writes it: "first-reject" as "first-step reject"."""
-    return POINT_LABELS.get(name, name)
 
 
 def test_points(rows) -> str:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from rslab import memo
-from rslab.chapters.prose import significant, unit_names
+from rslab.chapters.prose import point_label, significant, unit_names
 from rslab.executors import make_executor
 from rslab.fixtures import VOCAB, first_reject_inputs, sampled_inputs
 from rslab.kernels.sampler import chip_curves
@@ -311,7 +311,7 @@ def scaling(points) -> list[dict]:
 
 def scaling_rows(ends) -> list[dict]:
     """:func:`scaling`'s curves as table rows with human headers."""
-    return [{"test point": e["name"], "mode": e["mode"], "R": e["R"],
+    return [{"test point": point_label(e["name"]), "mode": e["mode"], "R": e["R"],
              "fastest measured at (cores)": e["best_cores"],
              "cycles there": f"{e['best_cycles']:,}",
              "speed-up over the same mode on 1 core": f"{e['speedup']:.1f}×",

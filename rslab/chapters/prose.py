@@ -81,6 +81,15 @@ def unit_names(binding: str) -> str:
     return re.sub(r"[a-z]+", lambda m: UNIT_NAMES.get(m.group(0), m.group(0)), binding)
 
 
+POINT_LABELS = {"first-reject": "first-step reject"}
+"""The test points' names as the pages write them, where they differ from the runs' keys."""
+
+
+def point_label(name: str) -> str:
+    """A test point's name as the page writes it: "first-reject" as "first-step reject"."""
+    return POINT_LABELS.get(name, name)
+
+
 def and_list(items) -> str:
     """Items as a sentence lists them: "a, b and c" (numbers as written)."""
     items = [str(i) for i in items]

@@ -8,7 +8,7 @@ from itertools import count, pairwise
 import numpy as np
 
 from rslab import note
-from rslab.chapters.prose import and_list, unit_names
+from rslab.chapters.prose import and_list, point_label, unit_names
 from rslab.executors import make_executor
 from rslab.fixtures import TEST_POINTS, VOCAB
 from rslab.kernels.sampler.bodies import final_body, rowmax_body, sumexp_loop_body
@@ -120,7 +120,7 @@ def note_directions(rows, note_figures: dict = note.SCENARIOS) -> list[dict]:
         nb, no = note_figures[r["name"]]
         model, theirs = r["baseline_cycles"] / r["optimized_cycles"], nb / no
         side = "below" if model < theirs else "above" if model > theirs else "equal to"
-        out.append({"name": "first-step reject" if r["name"] == "first-reject" else r["name"],
+        out.append({"name": point_label(r["name"]),
                     "model": model, "note": theirs, "side": side})
     return out
 
@@ -440,7 +440,8 @@ def below_other_floor(beyond) -> list[str]:
     """The runs of :func:`beyond_rows` that take fewer cycles than the Div8 sampler's floor at
     the same test point: a floor bounds its own program, not the machine."""
     floor = {r["name"]: r["bound_cycles"] for r in beyond if r["draw"] == "gumbel-div8"}
-    return [f"{r['draw']} at {r['name']} ({r['cycles']:,} cycles against {floor[r['name']]:,})"
+    return [f"{r['draw']} at {point_label(r['name'])} ({r['cycles']:,} cycles against "
+            f"{floor[r['name']]:,})"
             for r in beyond if r["draw"] != "gumbel-div8" and r["cycles"] < floor[r["name"]]]
 
 
