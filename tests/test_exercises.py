@@ -54,8 +54,8 @@ def test_oracles_agree_with_what_the_machine_chapter_derives():
 
 
 def test_check_answers_yes_no_and_numbers_as_typed():
-    assert check("dataflow-third-slot", "yes") and check("dataflow-third-slot", True)
-    assert not check("dataflow-third-slot", "no") and not check("machine-chains", "12 chains")
+    assert check("dataflow-third-slot", "no") and check("dataflow-third-slot", False)
+    assert not check("dataflow-third-slot", "yes") and not check("machine-chains", "12 chains")
     assert check("machine-chains", 12.0) and check("algorithm-emitted", 2.941170)
     with pytest.raises(ValueError, match="unknown exercise 'no-such'"):
         check("no-such", 1)

@@ -66,7 +66,7 @@ EXERCISES = {e.id: e for e in (
     Exercise("dataflow-third-slot", "03_dataflow: dataflow-hold",
              "On a machine whose SFU push holds the unit {sfu_hold} extra cycle(s) "
              "(sfu_hold = {sfu_hold}), does a third VALU slot alone make dataflow (a′) "
-             "faster?", o.third_slot_speeds_up_a1, {"sfu_hold": 0}, {"sfu_hold": 1},
+             "faster?", o.third_slot_speeds_up_a1, {"sfu_hold": 2}, {"sfu_hold": 0},
              kind="yes/no", points=2.0),
     Exercise("dataflow-unroll", "03_dataflow: dataflow-unroll",
              "How many packed vectors per iteration does the row-max pass (emit_rowmax) take "

@@ -13,8 +13,9 @@ The row (already in VMEM, packed as in :mod:`rslab.machine.bf16`) is read by:
 - ``"c"``  — one pass, online: per-lane running max m and sum s; each block
   of packed vectors rescales s by exp2((m_old − m_new)·LOG2E).
 
-Each pass is modulo-scheduled at the unroll that gives the fewest cycles per
-packed vector on the given machine (:func:`rslab.kernels.studies.kernel.widest_pass`).
+Each pass is modulo-scheduled at the unroll that gives the fewest cycles for the
+whole row among those that fit the registers, on the given machine
+(:func:`rslab.kernels.studies.kernel.widest_pass`).
 Results: the max in ``s3`` and the sum in ``s4`` (float32). Float32 semantics as in
 :mod:`rslab.reference`: z = (l − m)·LOG2E, e = exp2(z), each op in float32; the
 summation order is the kernel's (per-lane accumulators, then a lane tree).
