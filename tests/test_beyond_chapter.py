@@ -67,7 +67,7 @@ def test_the_verdict_is_seen_on_the_searched_row_a_test_sees_soonest():
                            _row("zipf", detect_tokens=3e5)])]
     row = ch.bias_rows(worst, [], 1024)["invcdf-wide48"]
     assert (row["seen"], row["seen_on"], row["worst"]) == (
-        8e4, "peaked(tail=1e-06) (appearance test)", "bf16")
+        8e4, "peaked(tail=1e-06), by the appearance test", "bf16")
 
 
 def test_the_verdict_needs_a_bound_over_every_row_and_a_failure_needs_a_test():

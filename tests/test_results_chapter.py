@@ -420,4 +420,4 @@ def test_the_whole_split_threshold_is_where_moving_one_transcendental_stops_payi
 
 def test_a_speedup_below_one_is_said_slower():
     assert results.speedup_cell(2.5) == "2.50×"
-    assert results.speedup_cell(0.94) == "0.94× (slower)"
+    assert results.speedup_cell(0.94) == "1.06× slower" == results.change(100, 106.38)

@@ -186,7 +186,7 @@ def bias_rows(worst: list[dict], token: list[dict], vocab: int) -> dict:
         for f in (w["tried"] if w is not None else ()):
             n, test = worst_seen(f)
             if not np.isnan(n) and n < seen:
-                seen, where = n, f"{f['target']} ({test})"
+                seen, where = n, f"{f['target']}, by the {test}"
         for t in token:
             if t["method"] == name and t["detect_seen"] < seen:
                 seen, where = t["detect_seen"], t["target"]

@@ -213,7 +213,9 @@ def cycles_table(rows) -> str:
                                              if dp.conflict_ignored(r.variant) else ""),
                 "scheduled": f"{r.scheduled:.2f}", "measured": f"{r.measured:.2f}",
                 "row": f"{r.cycles:,}",
-                "binds": binding_text(r.binding)} for r in rows]
+                "binds": binding_text(r.binding) + (" (as scheduled, conflict ignored)"
+                                                    if dp.conflict_ignored(r.variant) else "")}
+               for r in rows]
     heads = {"dataflow": "Dataflow", "bound": "Bound (cycles per vector)",
              "scheduled": "Schedule (cycles per vector)",
              "measured": "Measured (cycles per vector)",

@@ -60,8 +60,8 @@ def change(before: float, after: float) -> str:
 
 
 def speedup_cell(speedup: float) -> str:
-    """A speedup as a table prints it, a slowdown said so."""
-    return f"{speedup:.2f}×" + (" (slower)" if speedup < 1 else "")
+    """A speedup as a table prints it; a slowdown as the prose says it (:func:`change`)."""
+    return f"{speedup:.2f}×" if speedup >= 1 else f"{1 / speedup:.2f}× slower"
 
 
 def headline(rows, note_figures: dict) -> list[dict]:
