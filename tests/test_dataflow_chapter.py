@@ -196,9 +196,11 @@ def test_the_tables_name_the_dataflows_as_the_prose_does():
     table = ch.cycles_table(rows)
     assert "| (a′) |" in table and "(a), conflict-unaware schedule" in table
     assert "a'" not in table and "(a (conflict" not in table
-    # the conflict-unaware row's bound is the one its scheduler was given, and says so
-    assert table.count("(as scheduled, conflict ignored)") == 1
+    # the conflict-unaware row's bound and binding are the ones its scheduler was given, and
+    # say so; the other rows' do not
+    assert table.count("(as scheduled, conflict ignored)") == 2
     assert "6.00 (as scheduled, conflict ignored)" in table
+    assert "VALU = SFU (as scheduled, conflict ignored) |" in table
 
 
 def test_the_sweeps_ticks_stay_apart():
