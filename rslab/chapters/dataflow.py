@@ -1,7 +1,7 @@
 """The *Dataflow choice* chapter: its tables, the SFU-latency story over the whole slider, and
 the machine sweeps, extended live one value at a time."""
 
-from rslab.chapters.prose import UNIT_NAMES
+from rslab.chapters.prose import UNIT_NAMES, unit_names
 from rslab.kernels.studies import dataflow_table as dt
 from rslab.kernels.studies.kernel import UNROLLS, scalar_f32
 from rslab.kernels.studies.sumexp import VARIANTS, emit_sumexp, reference_sumexp, sum_tolerance
@@ -179,9 +179,8 @@ def bounds_table(bounds: dict, latencies, computed) -> str:
             "SFU latency (cycles)": str(latency),
             **{f"{dp.name(v)} bound": f"{rec['bound'][v]:.2f}" for v in ("a'", "b", "c")},
             "(a′), (b) sum pass bound by": " / ".join(
-                " = ".join(UNIT_NAMES[r] for r in rec["binds"][v].split("="))
-                for v in ("a'", "b")),
-            "(c) bound by": " = ".join(UNIT_NAMES[r] for r in rec["binds"]["c"].split("=")),
+                _units(rec["binds"][v]) for v in ("a'", "b")),
+            "(c) bound by": _units(rec["binds"]["c"]),
             "Measured on this page": "yes" if latency in computed else "no (bound only)"})
     return markdown_table(records, fmt=lambda _, v: str(v))
 
@@ -197,24 +196,28 @@ def fifo_knee(variant: str, config, vocab: int = dt.ROW_VOCAB) -> int:
     return int(other / per_cycle_held - config.latency["pop"]) + 1
 
 
+def _units(resources: str) -> str:
+    """``dt.pass_bounds``' binding (``"st=valu"``) in the page's words."""
+    return unit_names(resources.replace("=", " = "))
+
+
 def binding_text(binding: str) -> str:
     """``dt.dataflow_row``'s binding ("max+land(helper): st; sum: valu=sfu") in words."""
     parts = []
     for item in binding.split("; "):
         name, resources = item.split(": ")
-        parts.append(f"{PASSES[name]}: " + " = ".join(UNIT_NAMES[r] for r in resources.split("=")))
+        parts.append(f"{PASSES[name]}: " + _units(resources))
     return "; ".join(parts)
 
 
 def cycles_table(rows) -> str:
     """The measured table: bound, schedule and simulation per packed vector, and the row."""
-    records = [{"dataflow": dp.name(r.variant),
-                "bound": f"{r.bound:.2f}" + (" (as scheduled, conflict ignored)"
-                                             if dp.conflict_ignored(r.variant) else ""),
+    def as_scheduled(r) -> str:
+        return " (as scheduled, conflict ignored)" if dp.conflict_ignored(r.variant) else ""
+
+    records = [{"dataflow": dp.name(r.variant), "bound": f"{r.bound:.2f}" + as_scheduled(r),
                 "scheduled": f"{r.scheduled:.2f}", "measured": f"{r.measured:.2f}",
-                "row": f"{r.cycles:,}",
-                "binds": binding_text(r.binding) + (" (as scheduled, conflict ignored)"
-                                                    if dp.conflict_ignored(r.variant) else "")}
+                "row": f"{r.cycles:,}", "binds": binding_text(r.binding) + as_scheduled(r)}
                for r in rows]
     heads = {"dataflow": "Dataflow", "bound": "Bound (cycles per vector)",
              "scheduled": "Schedule (cycles per vector)",

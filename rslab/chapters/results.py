@@ -843,7 +843,11 @@ def rejection_table(cases=SAMPLER_REJECTS) -> str:
                            for label, why, kind, msg in rejection_rows(cases)])
 
 
-def raw_bonus_tokens(value: float, requests: int, path: str = "exact", V: int = 4,
+RAW_LOGITS = 4
+"""The equal logits of a raw-logit bonus row."""
+
+
+def raw_bonus_tokens(value: float, requests: int, path: str = "exact", V: int = RAW_LOGITS,
                      seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """(tokens, unrounded) of the raw-logit bonus draw ``argmax(l·LOG2E + g)`` (the product
     rounded to float32) over V equal logits ``value`` — what the sampler would emit if it did
@@ -857,17 +861,11 @@ def raw_bonus_tokens(value: float, requests: int, path: str = "exact", V: int = 
     return sample_scores(x, g).argmax(axis=-1), np.asarray(g, np.float64).argmax(axis=-1)
 
 
-def raw_bonus_frequencies(value: float, requests: int, path: str = "exact", V: int = 4,
+def raw_bonus_frequencies(value: float, requests: int, path: str = "exact", V: int = RAW_LOGITS,
                           seed: int = 0) -> np.ndarray:
     """Token frequencies of :func:`raw_bonus_tokens`' draws."""
     tokens, _ = raw_bonus_tokens(value, requests, path, V, seed)
     return np.bincount(tokens, minlength=V) / requests
-
-
-def raw_bonus_changed(value: float, requests: int) -> int:
-    """The draws of :func:`raw_bonus_tokens` whose winner the rounding changed."""
-    tokens, unrounded = raw_bonus_tokens(value, requests)
-    return int((tokens != unrounded).sum())
 
 
 def uniformity_p(frequencies, requests: int) -> float:
@@ -892,16 +890,22 @@ def logit_step(v: float) -> float:
 
 def raw_bonus_skew(values, requests: int) -> dict:
     """The raw-logit bonus draws at each logit of ``values`` over ``requests`` draws:
-    ``frequencies`` and χ² ``p`` by value, the values whose p is below :data:`SKEW_P` in
-    order (``skewed``), and for the first of them (``first``) the float32 step of its
-    l·LOG2E (``step``) over the noise's standard deviation (``step_over_sigma``); ``first``
-    and both are None where none is skewed."""
-    freq = {v: raw_bonus_frequencies(v, requests) for v in values}
+    ``frequencies``, χ² ``p`` and the draws whose winner the rounding changed (``changed``)
+    by value, the noise alone's winners' frequencies (``unrounded``, the same noise for every
+    value), the values whose p is below :data:`SKEW_P` in order (``skewed``), and for the
+    first of them (``first``) the float32 step of its l·LOG2E (``step``) over the noise's
+    standard deviation (``step_over_sigma``); ``first`` and both are None where none is
+    skewed."""
+    draws = {v: raw_bonus_tokens(v, requests) for v in values}
+    freq = {v: np.bincount(t, minlength=RAW_LOGITS) / requests for v, (t, _) in draws.items()}
+    changed = {v: int((t != u).sum()) for v, (t, u) in draws.items()}
+    unrounded = np.bincount(draws[values[0]][1], minlength=RAW_LOGITS) / requests
     p = {v: uniformity_p(f, requests) for v, f in freq.items()}
     skewed = [v for v in values if p[v] < SKEW_P]
     first = skewed[0] if skewed else None
     step = None if first is None else logit_step(first)
-    return {"frequencies": freq, "p": p, "skewed": skewed, "first": first, "step": step,
+    return {"frequencies": freq, "p": p, "changed": changed, "unrounded": unrounded,
+            "skewed": skewed, "first": first, "step": step,
             "step_over_sigma": None if step is None else step / GUMBEL_SIGMA}
 
 
