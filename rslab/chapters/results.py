@@ -81,13 +81,15 @@ def headline(rows, note_figures: dict) -> list[dict]:
 
 
 def model_table(rows) -> str:
-    """The model's table: per test point its shape, the baseline's and the optimised
-    program's cycles, the speedup (also against the paired first translation), the tokens."""
+    """The model's table: per test point and V its shape, the baseline's and the optimised
+    program's cycles, the speedup (also against the baselines of ``also_against``, where a
+    row has them), the tokens."""
     out = []
     for r in rows:
         also = "; ".join(f"{speedup_cell(a['speedup'])} against {a['baseline']}"
-                         for a in r["also_against"])
-        out.append({"test point": r["name"], "requests × drafts": f"{r['R']} × {r['S']}",
+                         for a in r.get("also_against", ()))
+        out.append({"test point": point_label(r["name"]), "V": f"{r['vocab']:,}",
+                    "requests × drafts": f"{r['R']} × {r['S']}",
                     "baseline (its plan)": f"{r['baseline_cycles']:,} ({r['baseline']})",
                     "optimised": f"{r['optimized_cycles']:,}",
                     "speedup": speedup_cell(r["speedup"]) + (f" ({also})" if also else ""),
@@ -691,6 +693,16 @@ def step_cycles(step: str, name: str, vocab: int = VOCAB) -> int:
     return run.cycles
 
 
+def step_saving(step: str, name: str, vocab: int = VOCAB) -> int:
+    """Cycles optimisation step ``step`` saves (negative: costs) over the step before it, at
+    test point ``name`` and ``vocab`` (:func:`step_cycles` of both)."""
+    labels = [label for label, _ in optimisation_steps()]
+    i = labels.index(step)
+    if i == 0:
+        raise ValueError(f"step: {step!r} is the first step; it saves nothing over another")
+    return step_cycles(labels[i - 1], name, vocab) - step_cycles(step, name, vocab)
+
+
 def draw_ratio(name: str, vocab: int, draw=BEYOND_DRAW) -> float:
     """Cycles of the optimised program drawing with ``draw`` over the Div8 sampler's, at test
     point ``name`` and ``vocab`` (no floors: first-step reject runs in a second or two at the
@@ -754,8 +766,8 @@ def exercise_runs(vocab: int = EXERCISE_VOCAB, *, third_valu: bool = True) -> di
 
 
 def split_exercise(vocab: int = EXERCISE_VOCAB, draw=("race", "scaled")) -> dict:
-    """The task bound's split for ``draw`` at all-accept and ``vocab``: the bonus row's VALU
-    ops and transcendentals per float32 vector, the task's totals (``valu_ops``,
+    """The task bound's split for ``draw`` at all-accept and ``vocab``: the bonus row's and a
+    checked row's VALU ops and transcendentals per float32 vector, the task's totals (``valu_ops``,
     ``transcendentals``), :func:`compute_bound` for a VALU transcendental of 4 ops, of 1 and
     of 1000 (``by_k``), the SFU's cycles with every transcendental there, and how many the
     split moves for the Div8 draw."""
@@ -765,6 +777,7 @@ def split_exercise(vocab: int = EXERCISE_VOCAB, draw=("race", "scaled")) -> dict
     work = task_work(layout, accepted, "fast", draw)
     div8 = task_work(layout, accepted, "fast", ("gumbel", "div8"))
     return {"per_vector": element_work("bonus", "fast", draw),
+            "checked_per_vector": element_work("checked", "fast", draw),
             "valu_ops": float(work["valu_ops"]), "transcendentals": work["transcendentals"],
             "by_k": {k: compute_bound(work["valu_ops"], work["transcendentals"], config,
                                       per_transcendental=k) for k in (4, 1, 1000)},

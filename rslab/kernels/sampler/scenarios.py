@@ -97,7 +97,9 @@ def speedup_rows(vocab: int, path: str = "fast", *, seed: int = 0, executor=None
     rows = []
     for i, name in enumerate(names):
         base, opt = runs[2 * i], runs[2 * i + 1]
-        rows.append({"name": name, "vocab": vocab, "path": path,
+        tp = TEST_POINTS[name]
+        rows.append({"name": name, "S": tp.S, "R": tp.R, "vocab": vocab, "path": path,
+                     "baseline": baseline_plan(name).name,
                      "baseline_cycles": base["cycles"], "optimized_cycles": opt["cycles"],
                      "speedup": round(base["cycles"] / opt["cycles"], 3),
                      "tokens_match_reference": base["tokens_match"] and opt["tokens_match"],
