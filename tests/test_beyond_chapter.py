@@ -47,27 +47,28 @@ def test_method_figure_redraws_from_the_computed_laws():
     assert f"{tv:.2e}" in widget.caption.value
 
 
-def _row(target, **seen):
+def _row(target, bound_samples=1e3, **seen):
     base = {"detect_tokens": np.nan, "detect_vectors": np.nan, "detect_bins": np.nan,
             "detect_appear": np.inf}
-    return {"target": target, **(base | seen)}
+    return {"target": target, "bound_samples": bound_samples, **(base | seen)}
 
 
 def _worst(draw, target, tried=(), **seen):
     """A search result: its worst row by χ² (``target``) and every row it tried."""
     row = _row(target, **seen)
-    return {"draw": draw, "bound_samples": 1e3, **row, "tried": [row, *tried]}
+    return {"draw": draw, **row, "tried": [row, *tried]}
 
 
-def test_the_verdict_is_seen_on_the_searched_row_a_test_sees_soonest():
-    """The fewest samples come from whichever searched row a test sees soonest, not from the
-    row of largest χ²; the bound stays on the worst row by χ²."""
+def test_the_verdict_is_seen_and_bounded_on_the_searched_rows_that_give_the_least():
+    """The fewest samples come from whichever searched row a test sees soonest, and the bound
+    from whichever has the smallest, neither necessarily the row of largest χ²."""
     worst = [_worst("invcdf-wide48", "bf16", detect_appear=2e5,
-                    tried=[_row("peaked(tail=1e-06)", detect_appear=8e4),
+                    tried=[_row("peaked(tail=1e-06)", bound_samples=2e3, detect_appear=8e4),
+                           _row("peaked(tail=1e-04)", bound_samples=900.0),
                            _row("zipf", detect_tokens=3e5)])]
     row = ch.bias_rows(worst, [], 1024)["invcdf-wide48"]
-    assert (row["seen"], row["seen_on"], row["worst"]) == (
-        8e4, "peaked(tail=1e-06), by the appearance test", "bf16")
+    assert (row["seen"], row["seen_on"], row["bound"], row["bound_on"]) == (
+        8e4, "peaked(tail=1e-06), by the appearance test", 900.0, "peaked(tail=1e-04)")
 
 
 def test_the_verdict_needs_a_bound_over_every_row_and_a_failure_needs_a_test():
@@ -81,7 +82,7 @@ def test_the_verdict_needs_a_bound_over_every_row_and_a_failure_needs_a_test():
              {"method": "gumbel-div8", "target": "peaked", "detect_seen": 6.6}]
     bias = ch.bias_rows(worst, token, 1024)
     assert bias["invcdf-wide48"]["seen"] == 2e5 and "appearance" in bias["invcdf-wide48"]["seen_on"]
-    assert bias["gumbel-div8"] == {"seen": 6.6, "seen_on": "peaked", "worst": None,
+    assert bias["gumbel-div8"] == {"seen": 6.6, "seen_on": "peaked", "bound_on": None,
                                    "bound": None, "every_row": False}
     assert bias["fixed-u96"]["every_row"] and bias["fixed-u96"]["bound"] == pytest.approx(
         0.02 / fixed_invcdf.chi2_bound(1024))

@@ -233,7 +233,8 @@ def checks_table(rows) -> str:
                 "stalls": ", ".join(f"{k} {v:,}" for k, v in r.stalls.items()) or "none",
                 "max": "yes" if r.max_exact else "NO",
                 "sum": f"{r.sum_rel_error:.1e} ({r.sum_tolerance:.1e})"} for r in rows]
-    heads = {"dataflow": "Dataflow", "vmem": "VMEM used (KiB)", "regs": "Vector registers",
+    heads = {"dataflow": "Dataflow", "vmem": "VMEM used (KiB)",
+             "regs": "Vector registers (constants not counted)",
              "stalls": "Stall cycles on the row", "max": "Max exact",
              "sum": "Sum's relative error (tolerance)"}
     return _table(records, heads)

@@ -106,7 +106,7 @@ def note_table(rows, note_figures: dict = note.SCENARIOS) -> str:
         for source, v, base, opt in (("model", r["vocab"], r["baseline_cycles"],
                                       r["optimized_cycles"]),
                                      ("the note's", note.VOCAB, nb, no)):
-            out.append({"test point": r["name"], "figures": source, "V": f"{v:,}",
+            out.append({"test point": point_label(r["name"]), "figures": source, "V": f"{v:,}",
                         "baseline (cycles)": f"{base:,}", "optimised (cycles)": f"{opt:,}",
                         "speedup": speedup_cell(base / opt)})
     return markdown_table(out)
@@ -327,9 +327,9 @@ def beyond_table(rows) -> str:
     out = []
     for name in dict.fromkeys(r["name"] for r in rows):
         d8, r = by[("gumbel-div8", name)], by[(draw, name)]
-        out.append({"test point": name, "baseline": f"{r['baseline_cycles']:,}",
-                    "Div8 sampler (speedup)": f"{d8['cycles']:,} ({d8['speedup']:.2f}×)",
-                    f"{draw} (speedup)": f"{r['cycles']:,} ({r['speedup']:.2f}×)",
+        out.append({"test point": point_label(name), "baseline": f"{r['baseline_cycles']:,}",
+                    "Div8 sampler (speedup)": f"{d8['cycles']:,} ({speedup_cell(d8['speedup'])})",
+                    f"{draw} (speedup)": f"{r['cycles']:,} ({speedup_cell(r['speedup'])})",
                     f"{draw} / Div8, cycles": f"{r['cycles'] / d8['cycles']:.2f}",
                     "tokens = reference": "yes" if r["tokens_match_reference"]
                     and d8["tokens_match_reference"] else "NO"})
@@ -431,7 +431,7 @@ def task_rows(beyond) -> list[dict]:
     """Per test point and draw (rows of :func:`beyond_rows`): cycles, the floor of the
     program's own work, the task's bound (what any program of that draw must spend) and what
     binds it, and cycles over each."""
-    return [{"test point": r["name"], "draw": r["draw"], "cycles": f"{r['cycles']:,}",
+    return [{"test point": point_label(r["name"]), "draw": r["draw"], "cycles": f"{r['cycles']:,}",
              "floor (this program's work)": f"{r['bound_cycles']:,}",
              "cycles / floor": f"{r['ratio']:.2f}",
              "task bound": f"{r['task_bound_cycles']:,} ({unit_names(r['task_binding'])})",
@@ -723,7 +723,8 @@ def float_table(rows) -> str:
     """Per test point: the optimised program's float32 outputs compared with the reference's,
     how many are not bit-identical, and the largest difference."""
     return markdown_table([{
-        "test point": r["name"], "float32 outputs compared": f"{r['float_outputs_compared']:,}",
+        "test point": point_label(r["name"]),
+        "float32 outputs compared": f"{r['float_outputs_compared']:,}",
         "not bit-identical": f"{r['float_outputs_differing']:,}",
         "largest difference": f"{r['largest_float_difference']:.2g}"} for r in rows])
 

@@ -77,9 +77,14 @@ def study_model(config: MachineConfig, bank_aware: bool = True) -> SlotModel:
     return SlotModel.from_config(config, busy=None if bank_aware else {"vst.s": 1})
 
 
+CONSTANT_VREGS = 3
+"""Vector registers at the top of the file that hold the passes' constants; a loop's values
+(its carried ones included) have the rest."""
+
+
 def accumulator_registers(n: int, config: MachineConfig) -> list[str]:
-    """``n`` registers for loop-carried values, below the three constants at the top."""
-    top = config.vregs - 3
+    """``n`` registers for loop-carried values, below the constants at the top."""
+    top = config.vregs - CONSTANT_VREGS
     if n > top:
         raise ValueError(f"config: {config.vregs} vector registers cannot hold {n} accumulators")
     return [f"v{top - 1 - k}" for k in range(n)]
@@ -111,7 +116,7 @@ def widest_pass(name: str, body_fn, *, vectors_needed: int, config: MachineConfi
             errors.append(f"unroll {u}: an accumulator is read after its next write")
             continue
         regs = accumulator_registers(len(carried), config)
-        pool = [f"v{k}" for k in range(config.vregs - 3 - len(carried))]
+        pool = [f"v{k}" for k in range(config.vregs - CONSTANT_VREGS - len(carried))]
         try:
             loop = emit_loop(ops, iterations, "pipelined",
                              carried=dict(zip(carried, regs, strict=True)), pool=pool,
@@ -203,4 +208,5 @@ def run_kernel(kernel: Kernel, row, config: MachineConfig | None = None, *,
     return simulate(assemble(kernel.text), config=config, vmem=vmem, trace=trace)
 
 
-__all__ = ["IN_ADDR", "Kernel", "PACKED_BYTES", "REGS", "UNROLLS", "run_kernel", "widest_pass"]
+__all__ = ["CONSTANT_VREGS", "IN_ADDR", "Kernel", "PACKED_BYTES", "REGS", "UNROLLS", "run_kernel",
+           "widest_pass"]
