@@ -146,9 +146,10 @@ bound (``DEFAULT_FASTLOG2.error_bound()`` ≈ 8.0e-5), so rounding the raw-logit
 roundings, each at most half a step) shifts no token's score more than the hardware log already
 may shift its noise."""
 NOISE_BOUND = 32.0
-"""Every noise value the sampler draws lies in an interval around 0 narrower than NOISE_BOUND
-(the exact law over the 2^24 lattice spans [−4.64, 23.47], the fast ones less): a winning
-token's score and its ``l·LOG2E`` both lie within it of the max logit's."""
+"""Every finite noise value the sampler draws lies in an interval around 0 narrower than
+NOISE_BOUND (the exact law over the 2^24 lattice spans [−4.64, 23.47], the fast pipelines less;
+``naive``'s plateau also gives +inf, which wins whatever the rounding): a winning token's score
+and its ``l·LOG2E`` both lie within it of the max logit's."""
 BONUS_LOGIT_LIMIT = float((2.0 ** (np.log2(BONUS_SCORE_STEP) + 24) - NOISE_BOUND) / LOG2E)
 """Largest ``|max logit|`` of a bonus row (≈ 687.6): float32 values below 2^(log2 step + 24)
 are spaced at most ``BONUS_SCORE_STEP`` apart, and a winning token's score and product stay
