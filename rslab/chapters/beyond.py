@@ -416,7 +416,7 @@ def lost_by_vector(w, P, p) -> dict:
 def _lost_example(wb, side, step, below) -> dict | None:
     """The first token lost below a float32 step of the sum before it on its side: its
     vector, lane and weight, that sum and its step, the heaviest lane before it on its side
-    and its weight, and the vector's heaviest lane."""
+    and its weight, the vector's heaviest lane and its sum."""
     if not below.any():
         return None
     v, lane = (int(i) for i in np.argwhere(below)[0])
@@ -425,7 +425,8 @@ def _lost_example(wb, side, step, below) -> dict | None:
     top = int(ahead[np.argmax(wb[v, ahead])])
     return {"vector": v, "lane": lane, "weight": float(wb[v, lane]),
             "side": float(side[v, lane]), "step": float(step[v, lane]),
-            "ahead_lane": top, "ahead": float(wb[v, top]), "heaviest": h}
+            "ahead_lane": top, "ahead": float(wb[v, top]), "heaviest": h,
+            "vector_sum": float(np.sum(wb[v], dtype=np.float64))}
 
 
 def tail_test(p_mass: float, P_mass: float, samples: float) -> dict:
