@@ -122,7 +122,7 @@ SENTENCES = {
              "The Monte Carlo runs below use", lambda: f"use {2**18:,} samples",
              lambda: f"use {2**17:,} samples"),
     "results": ("V_MAIN = by_scale(quick=1024,", "V_MAIN = by_scale(quick=768,",
-                "All-accept goes from", lambda: results_sentence(1024),
+                "all-accept goes from", lambda: results_sentence(1024),
                 lambda: results_sentence(768)),
     "beyond": ("MC_TAIL = 0.2", "MC_TAIL = 0.25", "The argmax draws.",
                lambda: beyond_sentence(0.2), lambda: beyond_sentence(0.25)),
