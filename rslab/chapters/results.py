@@ -875,11 +875,15 @@ def raw_bonus_tokens(value: float, requests: int, path: str = "exact", V: int = 
     return sample_scores(x, g).argmax(axis=-1), np.asarray(g, np.float64).argmax(axis=-1)
 
 
+def _shares(tokens, V: int = RAW_LOGITS) -> np.ndarray:
+    """Each of V tokens' share of the draws ``tokens``."""
+    return np.bincount(tokens, minlength=V) / len(tokens)
+
+
 def raw_bonus_frequencies(value: float, requests: int, path: str = "exact", V: int = RAW_LOGITS,
                           seed: int = 0) -> np.ndarray:
     """Token frequencies of :func:`raw_bonus_tokens`' draws."""
-    tokens, _ = raw_bonus_tokens(value, requests, path, V, seed)
-    return np.bincount(tokens, minlength=V) / requests
+    return _shares(raw_bonus_tokens(value, requests, path, V, seed)[0], V)
 
 
 def uniformity_p(frequencies, requests: int) -> float:
@@ -911,9 +915,9 @@ def raw_bonus_skew(values, requests: int) -> dict:
     standard deviation (``step_over_sigma``); ``first`` and both are None where none is
     skewed."""
     draws = {v: raw_bonus_tokens(v, requests) for v in values}
-    freq = {v: np.bincount(t, minlength=RAW_LOGITS) / requests for v, (t, _) in draws.items()}
+    freq = {v: _shares(t) for v, (t, _) in draws.items()}
     changed = {v: int((t != u).sum()) for v, (t, u) in draws.items()}
-    unrounded = np.bincount(draws[values[0]][1], minlength=RAW_LOGITS) / requests
+    unrounded = _shares(draws[values[0]][1])
     p = {v: uniformity_p(f, requests) for v, f in freq.items()}
     skewed = [v for v in values if p[v] < SKEW_P]
     first = skewed[0] if skewed else None
