@@ -23,10 +23,10 @@ FIGURES = (
      f"{note.SUMEXP_RESMII}, {note.EXP2_LATENCY}, {note.SUMEXP_II} (no stall)"),
     ("Residual-Gumbel loop body", f"{note.RESIDUAL_BODY} cycles, about "
                                   f"{note.RESIDUAL_STALLS} stall per pass"),
-    *((f"Sampler, {name} (V = {note.VOCAB:,}): baseline → optimised cycles",
+    *((f"Sampler, {name} (V = {note.VOCAB:,}): its baseline → optimised cycles",
        f"{base:,} → {opt:,} ({base / opt:.2f}×)") for name, (base, opt) in note.SCENARIOS.items()),
 )
-"""(what was measured, the note's figure), in the order the book meets them."""
+"""(what was measured, the note's figure), grouped by subject: numerics, then cycles."""
 
 
 def figures_table() -> Markdown:
