@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from rslab.kernels.studies.dataflow_table import (
+    ROW_VOCAB,
     config_with,
     dataflow_row,
     measured_per_vector,
@@ -42,6 +43,7 @@ def _rows():
         "wide, one outlier": wide,
         "all negative": (-1000 - rng.uniform(0, 50, 257)).astype(np.float32),
         "one element": np.array([-7.0], dtype=np.float32),
+        "rising ramp, full row": np.linspace(0, 20, ROW_VOCAB, dtype=np.float32),
     }
 
 
