@@ -172,6 +172,14 @@ def worst_seen(w: dict) -> tuple[float, str]:
     return valid[name], name
 
 
+def search_names(table_targets, vocab: int) -> dict:
+    """Each target's name → the name of the search's row with the same weights
+    (:func:`rslab.numerics.adversary.family_rows`), or None where the search has no such row."""
+    rows = adversary.family_rows(vocab)
+    return {t.name: next((n for n, r in rows.items() if np.array_equal(r, t.row())), None)
+            for t in table_targets}
+
+
 def bias_rows(worst: list[dict], token: list[dict], vocab: int) -> dict:
     """Per draw (name → row): the fewest samples at which a test sees its bias half the time
     and where (the search's row it is seen on soonest, which need not be its worst row by χ²,
