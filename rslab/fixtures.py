@@ -23,6 +23,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from rslab import note
 from rslab.machine.bf16 import round_to_bf16 as layout_round_to_bf16
 from rslab.reference import target_probs
 
@@ -43,10 +44,7 @@ class Scenario:
     V: int = VOCAB
 
 
-TEST_POINTS = {
-    "all-accept": Scenario("all-accept", S=4, R=8),
-    "first-reject": Scenario("first-reject", S=4, R=2),
-}
+TEST_POINTS = {name: Scenario(name, S=s, R=r) for name, (s, r) in note.POINTS.items()}
 
 
 class SamplerInputs(NamedTuple):

@@ -50,6 +50,8 @@ RESIDUAL_STALLS = 1
 
 VOCAB = 154_880
 """The vocabulary of the note's results (BF16 logits)."""
+POINTS = {"all-accept": (4, 8), "first-reject": (4, 2)}
+"""The note's two test points: (S drafts per request, R requests)."""
 SCENARIOS = {"all-accept": (1_530_302, 128_453), "first-reject": (55_896, 38_032)}
 """The note's measured cycles (baseline, optimised) at its two test points: all-accept
 with S = 4 drafts and R = 8 requests against the first correct implementation,

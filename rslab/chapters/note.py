@@ -1,5 +1,7 @@
 """The appendix "The design note, summarised": the note's figures as one table."""
 
+import math
+
 from IPython.display import Markdown
 
 from rslab import note
@@ -7,7 +9,7 @@ from rslab.chapters.prose import point_label
 from rslab.viz.tables import markdown_table
 
 FIGURES = (
-    ("Validation sample count (Div8 chapter)", f"2^{note.SAMPLES.bit_length() - 1}"),
+    ("Validation sample count of the Div8 step", f"2^{note.SAMPLES.bit_length() - 1}"),
     ("Exact zeros of the noise, scaled first layer, at that count", f"{note.ZEROS_SCALED:,}"),
     ("… predicted by the second log's plateau", f"≈{note.PLATEAU_PREDICTION:,}"),
     ("… predicted by the first log's quantisation", f"≈{note.FIRST_LOG_PREDICTION}"),
@@ -19,7 +21,8 @@ FIGURES = (
      f"{note.CHI2_DIV14:.2f} ({note.CHI2_CHANGE_PCT:+.2f} %)"),
     ("Mean per-seed KS, Div8 → Div14 (finals)", f"{note.KS_CHANGE_PCT:+.2f} %"),
     ("Divisor search: screening, finals (seeds × samples)",
-     f"{note.SCREENING[0]} seeds × 10^8, {note.FINALS[0]} seeds × 10^8"),
+     f"{note.SCREENING[0]} seeds × 10^{math.log10(note.SCREENING[1]):.0f}, "
+     f"{note.FINALS[0]} seeds × 10^{math.log10(note.FINALS[1]):.0f}"),
     ("Sum-exp loop: ResMII, exp2 latency, cycles per iteration",
      f"{note.SUMEXP_RESMII}, {note.EXP2_LATENCY}, {note.SUMEXP_II} (no stall)"),
     ("Residual-Gumbel loop body", f"{note.RESIDUAL_BODY} cycles, about "
@@ -32,6 +35,6 @@ FIGURES = (
 
 def figures_table() -> Markdown:
     """The note's figures, each with what it measures."""
-    rows = [{"What the note measured": what, "The note's figure": value}
+    rows = [{"What the note gives": what, "The note's figure": value}
             for what, value in FIGURES]
     return Markdown(markdown_table(rows))
