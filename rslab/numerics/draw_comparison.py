@@ -118,10 +118,16 @@ def tail_sweep(variants=VARIANTS, tails=TAIL_MASSES, *, vocab: int = targets.VOC
     return out
 
 
+def _rel_range(P, p) -> list[float]:
+    return [float(P.min() / p - 1), float(P.max() / p - 1)]
+
+
 def quantisation(tail: float = 1e-3, vocab: int = targets.VOCAB) -> dict:
     """The inverse CDF's chances for the tail tokens of ``peaked(tail)``: with one 24-bit
     uniform a token below 2^-24 gets 0 or a multiple of 2^-24; ``wide`` resolves it to 2^-24
-    of its block, ``wide48`` to its own size."""
+    of its block (in the head's block, of the head's weight), ``wide48`` to float32's
+    resolution of the sums on its side of the block's heaviest lane. Relative errors are
+    given over the whole tail, the head's block (``head_block``) and the rest."""
     t = targets.peaked(tail, vocab)
     p = t.run_probs[1]
     out = {"tail": tail, "token_p": float(p), "lattice_step": 2.0**-24}
@@ -132,7 +138,9 @@ def quantisation(tail: float = 1e-3, vocab: int = targets.VOCAB) -> dict:
         out[noise] = {"zero_share": float(np.mean(P == 0)),
                       "distinct": int(np.unique(P).size),
                       "on_lattice_steps": bool(np.all(multiples * 2.0**-24 == P)),
-                      "rel_error_range": [float(P.min() / p - 1), float(P.max() / p - 1)],
+                      "rel_error_range": _rel_range(P, p),
+                      "head_block": _rel_range(P[:invcdf.LANES - 1], p),
+                      "rest": _rel_range(P[invcdf.LANES - 1:], p),
                       "tail_total": float(P.sum()), "probs": P}
     return out
 
