@@ -367,6 +367,8 @@ def never_drawn(vocab: int, scale: float = 8.0) -> dict:
 
 BLOCK_STEP = 2.0**-24
 """The block choice's step: a 24-bit uniform gives each vector a multiple of it."""
+K_STEP = 2.0**-48
+"""``wide48``'s step inside a vector, as a share of the vector's sum (48 bits of K)."""
 
 
 def _side_before(wb) -> np.ndarray:
@@ -395,7 +397,8 @@ def lost_by_vector(w, P, p) -> dict:
     (counts and target masses); the vectors lighter than a block-choice step, how many of them
     are never drawn and how many are drawn with a whole step or more; in the drawn vectors, the
     share of never-drawn tokens lighter than one float32 step of the sum before them on their
-    side, and the first such token (lane, weight, that sum and its step, the lane heaviest
+    side, and of those lighter than one step of ``wide48``'s K (``K_STEP`` of their vector's
+    sum), and the first token of the former (lane, weight, that sum and its step, the lane heaviest
     before it on its side, the vector's heaviest lane); the target mass of the vectors no
     lattice uniform would reach with exact block sums (``lattice_dead_mass``) and the row's
     total over its heaviest weight."""
@@ -416,6 +419,8 @@ def lost_by_vector(w, P, p) -> dict:
             "dead_steps": float(pb[dead].sum(1).max(initial=0) / BLOCK_STEP),
             "light_up": int((light & (Pb.sum(1) >= BLOCK_STEP)).sum()),
             "below_step_share": float(below.sum() / max(lost_live.sum(), 1)),
+            "below_k_share": float((lost_live & (wb < K_STEP * wb.sum(1, dtype=np.float64)[:, None])
+                                    ).sum() / max(lost_live.sum(), 1)),
             "top_in_live": bool(not dead[int(np.argmax(np.abs(P - p) ** 2 / np.where(p > 0, p, 1)))
                                           // invcdf.LANES]),
             "example": _lost_example(wb, side, step, below)}
