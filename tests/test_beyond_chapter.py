@@ -147,17 +147,19 @@ def test_wide48_resolves_a_light_token_against_the_lanes_before_it_on_its_side()
 
 
 def test_never_drawn_tokens_split_by_their_vector():
-    """On the BF16 row most never-drawn tokens lie in drawn vectors, lighter than a float32
-    step of the sum before them on their side; nearly all their mass lies in vectors never
-    drawn, each below two block-choice steps."""
+    """On the BF16 row most never-drawn tokens lie in drawn vectors, lighter than half a
+    float32 step of the sum before them on their side (K's step is finer there); nearly all
+    their mass lies in vectors never drawn, each below two block-choice steps."""
     nd = ch.never_drawn(16_384)
     assert nd["dead_tokens"] + nd["live_tokens"] == nd["tokens"]
     assert nd["dead_mass"] + nd["live_mass"] == pytest.approx(nd["mass"], rel=1e-6)
     assert nd["live_tokens"] > nd["dead_tokens"] and nd["dead_mass"] > 0.999 * nd["mass"]
     assert nd["below_step_share"] > 0.9 and nd["top_in_live"]
     assert nd["light_dead"] + nd["light_up"] == nd["light_vectors"] and nd["dead_steps"] < 2
+    assert nd["absorbed_share"] > 0.5 and nd["k_coarser_share"] < 0.1
     ex = nd["example"]
-    assert ex["weight"] < ex["step"] and ex["ahead_lane"] != ex["heaviest"]
+    assert ex["weight"] < ex["step"] / 2 and ex["ahead_lane"] != ex["heaviest"]
+    assert ch.K_STEP * ex["vector_sum"] < ex["step"]
 
 
 def test_the_appearance_test_both_ways_on_a_tail_the_draw_gives_too_rarely():

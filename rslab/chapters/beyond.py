@@ -32,7 +32,7 @@ import time
 import numpy as np
 from scipy import stats as sps
 
-from rslab.chapters.prose import figure
+from rslab.chapters.prose import and_list, figure
 from rslab.kernels.sampler.scenarios import run_draws
 from rslab.numerics import adversary, appearance, fixed_invcdf, invcdf
 from rslab.numerics import divergence_bound as db
@@ -397,8 +397,9 @@ def lost_by_vector(w, P, p) -> dict:
     (counts and target masses); the vectors lighter than a block-choice step, how many of them
     are never drawn and how many are drawn with a whole step or more; in the drawn vectors, the
     share of never-drawn tokens lighter than one float32 step of the sum before them on their
-    side, and of those lighter than one step of ``wide48``'s K (``K_STEP`` of their vector's
-    sum), and the first token of the former (lane, weight, that sum and its step, the lane heaviest
+    side, and than half a step (absorbed by the add), the share whose vector's step of
+    ``wide48``'s K (``K_STEP`` of its sum) is coarser than that float32 step, and the first
+    token absorbed where it is not (lane, weight, that sum and its step, the lane heaviest
     before it on its side, the vector's heaviest lane); the target mass of the vectors no
     lattice uniform would reach with exact block sums (``lattice_dead_mass``) and the row's
     total over its heaviest weight."""
@@ -410,6 +411,9 @@ def lost_by_vector(w, P, p) -> dict:
     side = _side_before(wb)
     step = np.spacing(side)
     below = lost_live & (side > 0) & (wb < step)
+    absorbed = lost_live & (side > 0) & (wb < step / 2)
+    k_coarser = lost_live & (K_STEP * wb.sum(1, dtype=np.float64)[:, None] > step)
+    n_live = max(int(lost_live.sum()), 1)
     return {"dead_tokens": int(lost_dead.sum()), "dead_mass": float(pb[lost_dead].sum()),
             "live_tokens": int(lost_live.sum()), "live_mass": float(pb[lost_live].sum()),
             "light_vectors": int(light.sum()), "dead_vectors": int(dead.sum()),
@@ -418,16 +422,16 @@ def lost_by_vector(w, P, p) -> dict:
             "total_over_max": float(np.sum(w, dtype=np.float64) / np.max(w)),
             "dead_steps": float(pb[dead].sum(1).max(initial=0) / BLOCK_STEP),
             "light_up": int((light & (Pb.sum(1) >= BLOCK_STEP)).sum()),
-            "below_step_share": float(below.sum() / max(lost_live.sum(), 1)),
-            "below_k_share": float((lost_live & (wb < K_STEP * wb.sum(1, dtype=np.float64)[:, None])
-                                    ).sum() / max(lost_live.sum(), 1)),
+            "below_step_share": float(below.sum() / n_live),
+            "absorbed_share": float(absorbed.sum() / n_live),
+            "k_coarser_share": float(k_coarser.sum() / n_live),
             "top_in_live": bool(not dead[int(np.argmax(np.abs(P - p) ** 2 / np.where(p > 0, p, 1)))
                                           // invcdf.LANES]),
-            "example": _lost_example(wb, side, step, below)}
+            "example": _lost_example(wb, side, step, absorbed & ~k_coarser)}
 
 
 def _lost_example(wb, side, step, below) -> dict | None:
-    """The first token lost below a float32 step of the sum before it on its side: its
+    """The first token of ``below`` (lost below a float32 step of the sum before it): its
     vector, lane and weight, that sum and its step, the heaviest lane before it on its side
     and its weight, the vector's heaviest lane and its sum."""
     if not below.any():
@@ -476,8 +480,11 @@ def never_drawn_table(nd: dict) -> str:
 def argmax_search_note(argmax_worst: list[dict], vocab: int) -> str:
     """What the worst-case search covered for the argmax draws, in a sentence."""
     if not argmax_worst:
-        return ("At this scale the search covers the inverse CDFs only; the book scale adds "
-                "Gumbel-max and the race.")
+        quick, book = page_worst_draws("quick"), page_worst_draws("book")
+        names = [f"`{variant_name(*d)}`" for d in quick]
+        more = [f"`{variant_name(*d)}`" for d in book if d not in quick]
+        return (f"At this scale the search covers {and_list(names)} only; the book scale adds "
+                f"{and_list(more)}.")
     total = len(adversary.family_rows(vocab))
     searched = min(w["rows"] for w in argmax_worst)
     if searched == total:
