@@ -412,7 +412,7 @@ def lost_by_vector(w, P, p) -> dict:
     step = np.spacing(side)
     below = lost_live & (side > 0) & (wb < step)
     absorbed = lost_live & (side > 0) & (wb < step / 2)
-    k_coarser = lost_live & (K_STEP * wb.sum(1, dtype=np.float64)[:, None] > step)
+    k_coarser = lost_live & (side > 0) & (K_STEP * wb.sum(1, dtype=np.float64)[:, None] > step)
     n_live = max(int(lost_live.sum()), 1)
     return {"dead_tokens": int(lost_dead.sum()), "dead_mass": float(pb[lost_dead].sum()),
             "live_tokens": int(lost_live.sum()), "live_mass": float(pb[lost_live].sum()),
