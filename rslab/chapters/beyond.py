@@ -322,10 +322,10 @@ def rng_table(checks: list[dict]) -> str:
     return markdown_table([{
         "model": r["model"], "key": str(r["key"]), "words": f"{r['words']:,}",
         "top 8 bits: χ²": f"{r['top 8 bits']['chi2']:.1f}",
-        "p-value": f"{r['top 8 bits']['p']:.2g}", "top 14 bits: p-value":
+        "top 8 bits: p": f"{r['top 8 bits']['p']:.2g}", "top 14 bits: p":
         f"{r['top 14 bits']['p']:.2g}",
         "pairs 128 apart: χ² (approximate)": f"{r['lag-128 pairs']['chi2']:.1f}",
-        "p-value ": f"{r['lag-128 pairs']['p']:.2g}"} for r in checks])
+        "pairs: p": f"{r['lag-128 pairs']['p']:.2g}"} for r in checks])
 
 
 def ks_point(g) -> tuple[float, float]:
