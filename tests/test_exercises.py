@@ -137,6 +137,26 @@ def test_rslab_grade_exercises_runs_a_notebook_with_the_hidden_variant(tmp_path)
                                           "machine-strides"]
 
 
+@pytest.mark.slow
+def test_a_deleted_check_still_counts_against_the_notebook(tmp_path):
+    """A notebook is scored on every exercise its folder's notebooks check and on --expect's,
+    so deleting a check cell does not lower its maximum; a bad id is one error line."""
+    folder = tmp_path / "notebooks"
+    folder.mkdir()
+    (folder / "alice.md").write_text(NOTEBOOK)
+    (folder / "bob.md").write_text(NOTEBOOK.split("```{code-cell} ipython3\ncheck(")[0])
+    run = [sys.executable, "-m", "rslab", "grade", "exercises", folder, "--csv", tmp_path / "s.csv"]
+    proc = subprocess.run(run + ["--expect", "machine-branch"], capture_output=True, text=True,
+                          timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    rows = {r["file"].rsplit("/", 1)[-1]: r for r in csv.DictReader((tmp_path / "s.csv").open())}
+    assert rows["alice.md"]["max_score"] == rows["bob.md"]["max_score"]
+    assert rows["bob.md"]["machine-strides"] == "0" and rows["bob.md"]["machine-branch"] == "0"
+    bad = subprocess.run(run + ["--expect", "no-such"], capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and "unknown exercise 'no-such'" in bad.stderr
+    assert len(bad.stderr.strip().splitlines()) == 1
+
+
 def test_check_without_an_answer_says_so_and_scores_nothing(capsys):
     from rslab.exercises import check
 

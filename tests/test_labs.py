@@ -130,6 +130,7 @@ def test_lab_grades_book_start_and_hostile_kernels(name, files, tmp_path):
         assert verdict in row["verdict"], row
         assert "\n" not in row["verdict"]
         assert "expected" not in row["verdict"]  # a hidden variant's answer stays hidden
+        assert "V =" not in row["verdict"]  # and so does its vocabulary
     lines = graded.stdout.strip().splitlines()
     assert len(lines) == len(rows) + 1  # a line a file, then the summary
     data = json.loads((tmp_path / "scores.json").read_text())
@@ -183,6 +184,10 @@ def test_bad_input_is_one_error_line(files, tmp_path):
                                        'machine = { valu_slots = 1 }\n')
     proc = rslab("grade", "sumexp", "--spec", "--variants", tmp_path / "bad.toml")
     assert proc.returncode == 2 and "valu_slots below the book's machine" in proc.stderr
+    (tmp_path / "banks.toml").write_text('[[variant]]\nseed = 1\nvocab = 3000\n'
+                                         'machine = { vmem_banks = 1 }\n')
+    proc = rslab("grade", "residual", "--spec", "--variants", tmp_path / "banks.toml")
+    assert proc.returncode == 2 and "vmem_banks below the book's machine" in proc.stderr
 
 
 @pytest.mark.heavy

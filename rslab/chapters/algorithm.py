@@ -147,13 +147,16 @@ def best_below_zero(probs, name: str) -> float:
         return float(np.exp(np.sum(np.log(below))))
 
 
-def share_won(probs, name: str, below: float, step: float = 0.02) -> tuple[float, float]:
+def share_won(probs, name: str, below: float, step: float = 0.02, *,
+              values=None) -> tuple[float, float]:
     """Bounds (lower, upper) on the share of the draws that the tokens of p < ``below`` win,
-    with independent noises of the pipeline ``name`` over the 2^24-point lattice, in exact
-    arithmetic on its values. Both groups' best-score laws are exact products of the noise's
-    distribution function; only the grid of ``step`` over which they are compared brackets
-    the answer. (The ideal noise gives those tokens' mass.)"""
-    g = np.sort(get_noise(name)(all_uniforms()).astype(np.float64))
+    with independent noises of the pipeline ``name`` over the 2^24-point lattice (or the
+    noise ``values`` given, one per point), in exact arithmetic on its values. Both groups'
+    best-score laws are exact products of the noise's distribution function; only the grid
+    of ``step`` over which they are compared brackets the answer. (The ideal noise gives
+    those tokens' mass.)"""
+    g = get_noise(name)(all_uniforms()) if values is None else values
+    g = np.sort(np.asarray(g, np.float64))
     p = np.asarray(probs, np.float64)
     logs, counts = np.unique(np.log2(p[p > 0]), return_counts=True)
     light = logs < np.log2(below)

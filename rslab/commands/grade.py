@@ -49,6 +49,10 @@ def configure(p):
                    help="Gradescope's results.json (a folder: every file's, by file) to PATH "
                         "(default for one file: standard output)")
     p.add_argument("--csv", metavar="PATH", help="a folder's scores, one row per file")
+    p.add_argument("--expect", metavar="IDS",
+                   help="exercises: the exercise ids (comma-separated) every notebook is "
+                        "scored on, checked or not (a folder's notebooks are also scored on "
+                        "every exercise any of them checks)")
 
 
 def _write(path: str, text: str) -> None:
@@ -169,6 +173,7 @@ def _grade_folder(lab, folder, variants, ladder, args) -> int:
 def _grade_notebooks(args) -> int:
     """``rslab grade exercises NOTEBOOK|DIR``: the hidden tests of the checked answers."""
     from rslab import instructor
+    from rslab.exercises import exercise
     from rslab.exercises.notebooks import SUFFIXES, grade_notebook
 
     try:
@@ -189,9 +194,11 @@ def _grade_notebooks(args) -> int:
         else [path]
     if not files:
         raise ValueError(f"{path}: no .ipynb or .md notebook to grade")
+    expected = [exercise(i.strip()).id for i in (args.expect or "").split(",") if i.strip()]
     results = []
     for file in files:
-        results.append(grade_notebook(file, None if variants is None else str(variants)))
+        results.append(grade_notebook(file, None if variants is None else str(variants),
+                                      also=expected + _checked_elsewhere(files, file)))
         print(results[-1].line(), flush=True)
     if args.json == "-" and len(results) == 1:
         print(json.dumps(results[0].gradescope(), indent=2))
@@ -208,6 +215,21 @@ def _grade_notebooks(args) -> int:
                                   str(len(r.errors))]))
         _write(args.csv, "\n".join(rows) + "\n")
     return 0
+
+
+def _checked_elsewhere(files, file) -> list[str]:
+    """The known exercise ids the other notebooks of ``files`` check (an unreadable one
+    checks none), so that no notebook lowers its own maximum by deleting a check."""
+    from rslab.exercises.notebooks import checked_ids, known, read_notebook
+
+    ids = []
+    for other in files:
+        if other != file:
+            try:
+                ids += [i for i in checked_ids(read_notebook(other)) if known(i)]
+            except Exception:  # a malformed file is graded on its own, as unreadable
+                continue
+    return list(dict.fromkeys(ids))
 
 
 def _csv(text: str) -> str:

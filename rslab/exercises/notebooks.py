@@ -85,7 +85,7 @@ def grade_notebook(path, variants: str | None, also=()) -> NotebookResult:
     except Exception as exc:  # any malformed file is the student's: one line, no traceback
         result.failure = f"cannot be read as a notebook: {type(exc).__name__}: {exc}"[:300]
         return result
-    ids = [i for i in checked_ids(nb) if _known(i)] + [exercise(i).id for i in also]
+    ids = [i for i in checked_ids(nb) if known(i)] + [exercise(i).id for i in also]
     with tempfile.TemporaryDirectory(prefix="rslab-grade-") as work:
         log = Path(work) / "checks.jsonl"
         env = dict(os.environ, **{LOG_ENV: str(log), "RSLAB_SCALE": os.environ.get(
@@ -108,7 +108,8 @@ def grade_notebook(path, variants: str | None, also=()) -> NotebookResult:
     return result
 
 
-def _known(exercise_id: str) -> bool:
+def known(exercise_id: str) -> bool:
+    """Whether ``exercise_id`` names an exercise of the book."""
     try:
         exercise(exercise_id)
     except ValueError:

@@ -52,8 +52,7 @@ def run_program(lab, text: str, label: str, variant: Variant, case, max_steps: i
         raise machine_verdict(exc, label, max_steps) from None
     wrong = lab.check(run, case, variant)
     if wrong is not None:
-        if not variant.public:  # the expected values of a hidden variant stay hidden
-            wrong = wrong.split(", expected")[0]
-        raise Verdict(f"wrong on {'variant' if variant.public else 'hidden variant'} "
-                      f"{variant.name} (V = {variant.vocab:,}): {wrong}")
+        if not variant.public:  # a hidden variant's inputs, V and values stay hidden
+            raise Verdict(f"wrong on hidden variant {variant.name}")
+        raise Verdict(f"wrong on variant {variant.name} (V = {variant.vocab:,}): {wrong}")
     return run

@@ -16,9 +16,11 @@ from rslab.machine.overrides import apply_overrides
 
 V_MAX = 154_880
 """The largest vocabulary a lab takes (the note's): its regions are laid out for it."""
-NOT_FEWER = ("fifo_depth", "vregs", "sregs", "loop_depth", "vmem_bytes")
+NOT_FEWER = ("fifo_depth", "vregs", "sregs", "loop_depth", "vmem_bytes", "vmem_banks")
 """Settings a variant's machine may raise but not lower (nor its slots; its lanes stay 128):
-a whole program that runs on the book's machine then runs on every variant."""
+a whole program that runs on the book's machine then runs on every variant, and with its
+banks its accesses conflict no more than there, so the grading scale (the task's bound, the
+book's kernel, the starting kernel) keeps its order."""
 PAD_TOKENS = 2048
 """A row is padded to a multiple of this many tokens (8 packed vectors of 256), so that a
 loop taking 1, 2, 4 or 8 packed vectors per iteration covers it in whole iterations."""
