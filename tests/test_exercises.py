@@ -155,6 +155,37 @@ def test_a_deleted_check_still_counts_against_the_notebook(tmp_path):
     bad = subprocess.run(run + ["--expect", "no-such"], capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and "unknown exercise 'no-such'" in bad.stderr
     assert len(bad.stderr.strip().splitlines()) == 1
+    (tmp_path / "typo.toml").write_text("[exercise.machine-chain]\nvalu_latency = 5\n")
+    bad = subprocess.run(run + ["--variants", tmp_path / "typo.toml"], capture_output=True,
+                         text=True, timeout=60)
+    assert bad.returncode == 2 and "[exercise.machine-chain]" in bad.stderr
+
+
+FORGER = NOTEBOOK.split("```{code-cell} ipython3\ncheck(")[0] + """
+```{code-cell} ipython3
+import json, os
+with open(os.environ["RSLAB_CHECK_LOG"], "a") as log:
+    log.write(json.dumps({"exercise": "machine-strides", "correct": True, "points": 99}) + "\\n")
+for guess in range(1, 40):
+    if check("pipelining-workers", guess):
+        break
+```
+"""
+
+
+@pytest.mark.slow
+def test_the_grader_scores_the_first_check_with_its_own_oracle(tmp_path):
+    """A notebook that writes its own log line or tries answers until one is right gains
+    nothing: the grader re-checks each exercise's first logged answer itself."""
+    folder = tmp_path / "notebooks"
+    folder.mkdir()
+    (folder / "mallory.md").write_text(FORGER)
+    proc = subprocess.run([sys.executable, "-m", "rslab", "grade", "exercises", folder, "--csv",
+                           tmp_path / "s.csv"], capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    row = next(csv.DictReader((tmp_path / "s.csv").open()))
+    assert row["machine-chains"] == "1" and row["pipelining-workers"] == "0"
+    assert row.get("machine-strides", "0") == "0" and float(row["score"]) == 1
 
 
 def test_check_without_an_answer_says_so_and_scores_nothing(capsys):

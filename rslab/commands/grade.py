@@ -64,8 +64,9 @@ def _write(path: str, text: str) -> None:
 
 def _settings(args):
     from rslab import instructor
+    from rslab.labs import check_settings
 
-    return instructor.read(args.variants)
+    return check_settings(instructor.read(args.variants))
 
 
 def list_labs() -> str:
@@ -189,7 +190,12 @@ def _grade_notebooks(args) -> int:
     if not path.exists():
         raise ValueError(f"{path}: no such file or folder")
     variants = instructor.path(args.variants)
-    instructor.read(variants)  # a bad file is an error before any notebook runs
+    settings = instructor.read(variants)  # a bad file is an error before any notebook runs
+    for name in settings.get("exercise", {}):  # a typo is an error, not a public check
+        try:
+            exercise(name)
+        except ValueError as exc:
+            raise ValueError(f"{settings['file']}: [exercise.{name}]: {exc}") from None
     files = sorted(p for p in path.iterdir() if p.suffix in SUFFIXES) if path.is_dir() \
         else [path]
     if not files:

@@ -137,6 +137,7 @@ class CheckResult:
     points: float
     max_points: float
     message: str
+    answer: object = None
 
     def __bool__(self) -> bool:
         return self.correct
@@ -166,17 +167,30 @@ def check(exercise_id: str, answer) -> CheckResult:
                    f"asks: {e.text(params)}")
     else:
         message = f"✗ {exercise_id}: {answer!r} is not right; the question: {e.text(params)}"
-    result = CheckResult(exercise_id, right, e.points if right else 0.0, e.points, message)
+    result = CheckResult(exercise_id, right, e.points if right else 0.0, e.points, message,
+                         answer)
     _record(result, hidden)
     print(message)
     return result
+
+
+def loggable(answer):
+    """``answer`` as the grader's log keeps it: a bool, a number or a string (else its repr,
+    which no oracle matches)."""
+    if answer is None or isinstance(answer, (bool, int, float, str)):
+        return answer
+    try:
+        return float(answer)
+    except (TypeError, ValueError):
+        return repr(answer)
 
 
 def _record(result: CheckResult, hidden: bool) -> None:
     path = os.environ.get(LOG_ENV)
     if not path:
         return
-    entry = {"exercise": result.exercise, "correct": result.correct, "points": result.points,
+    entry = {"exercise": result.exercise, "answer": loggable(result.answer),
+             "correct": result.correct, "points": result.points,
              "max_points": result.max_points, "hidden_variant": hidden}
     with open(path, "a", encoding="utf-8") as log:
         log.write(json.dumps(entry) + "\n")

@@ -17,7 +17,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rslab.exercises import LOG_ENV, exercise
+from rslab.exercises import LOG_ENV, exercise, expected, matches, variant
 from rslab.instructor import ENV as VARIANTS_ENV
 
 CHECK_CALL = re.compile(r"""\bcheck\(\s*["']([A-Za-z0-9_-]+)["']""")
@@ -94,18 +94,49 @@ def grade_notebook(path, variants: str | None, also=()) -> NotebookResult:
         if variants is not None:
             env[VARIANTS_ENV] = str(Path(variants).resolve())
         result.errors = _execute(nb, Path(work), env)
-        entries = [json.loads(x) for x in log.read_text().splitlines()] if log.exists() else []
-    last = {e["exercise"]: e for e in entries}
+        entries = _log_entries(log)
+    first = {}
+    for e in entries:  # the first check of each exercise counts: trying answers does not pay
+        if isinstance(e, dict) and isinstance(e.get("exercise"), str):
+            first.setdefault(e["exercise"], e)
     for i in dict.fromkeys(ids):
         most = exercise(i).points
-        if i in last:
-            e = last[i]
-            note = "right" if e["correct"] else "not right"
-            note += " (the instructor's variant)" if e["hidden_variant"] else ""
-            result.points[i] = (e["points"], most, note)
+        if i in first:
+            right, hidden = rescore(i, first[i].get("answer"), variants)
+            note = ("right" if right else "not right") + (
+                " (the instructor's variant)" if hidden else "")
+            result.points[i] = (most if right else 0.0, most, note)
         else:
             result.points[i] = (0.0, most, "never checked (the cell did not run)")
     return result
+
+
+def _log_entries(log: Path) -> list:
+    """The checks' log, line by line (a line that is not JSON, which only a notebook that
+    writes the log itself leaves, is skipped)."""
+    entries = []
+    for line in log.read_text(errors="replace").splitlines() if log.exists() else ():
+        try:
+            entries.append(json.loads(line))
+        except ValueError:
+            continue
+    return entries
+
+
+def rescore(exercise_id: str, answer, variants: str | None) -> tuple[bool, bool]:
+    """Whether the logged ``answer`` is right on the instructor's variant (the grader's own
+    oracle, not the notebook's word), and whether that variant is a hidden one."""
+    saved = os.environ.get(VARIANTS_ENV)
+    os.environ.pop(VARIANTS_ENV, None)
+    if variants is not None:
+        os.environ[VARIANTS_ENV] = str(Path(variants).resolve())
+    try:
+        e, params = exercise(exercise_id), variant(exercise_id)
+        return matches(e, answer, expected(exercise_id, params)), dict(params) != e.params
+    finally:
+        os.environ.pop(VARIANTS_ENV, None)
+        if saved is not None:
+            os.environ[VARIANTS_ENV] = saved
 
 
 def known(exercise_id: str) -> bool:

@@ -22,3 +22,31 @@ def get(name: str):
     if name not in LABS:
         raise ValueError(f"unknown lab {name!r}; the labs: {', '.join(LABS)}")
     return LABS[name]
+
+
+def check_settings(data: dict) -> dict:
+    """``data`` (:func:`rslab.instructor.read`) with its lab names checked: each variant's
+    ``labs``, each ``[ladder.LAB]`` and the variants' names (unique, none a public one), so
+    that a typo is an error, not a silent fall-back to the public variants."""
+    from rslab.labs.variants import PUBLIC
+
+    where = data.get("file", "the variants file")
+    for i, entry in enumerate(data.get("variant", [])):
+        labs = entry.get("labs") if isinstance(entry, dict) else None
+        for name in labs if isinstance(labs, list) else ():
+            if name not in LABS:
+                raise ValueError(f"{where}: variant {i + 1}: unknown lab {name!r}; the labs: "
+                                 f"{', '.join(LABS)}")
+    for name, value in data.get("ladder", {}).items():
+        if isinstance(value, dict) and name not in LABS:
+            raise ValueError(f"{where}: [ladder.{name}]: unknown lab; the labs: "
+                             f"{', '.join(LABS)}")
+    names = [str(e.get("name", f"hidden-{i + 1}")) for i, e in enumerate(data.get("variant", []))
+             if isinstance(e, dict)]
+    taken = {v.name for v in PUBLIC}
+    for name in names:
+        if name in taken:
+            raise ValueError(f"{where}: variant name {name!r} is used twice or is a public "
+                             "variant's; give each hidden variant its own name")
+        taken.add(name)
+    return data
