@@ -49,7 +49,11 @@ def run_program(lab, text: str, label: str, variant: Variant, case, max_steps: i
         run = simulate(program, variant.config, vmem=case.vmem, sregs=case.sregs,
                        max_steps=max_steps, guard=lab.guard(variant))
     except MachineError as exc:
-        raise machine_verdict(exc, label, max_steps) from None
+        verdict = machine_verdict(exc, label, max_steps)
+        if not variant.public:  # its regions and step limit would tell the hidden V
+            verdict = Verdict(f"{str(verdict).split(':')[0]} on hidden variant {variant.name} "
+                              f"(at {_where(label, exc)})")
+        raise verdict from None
     wrong = lab.check(run, case, variant)
     if wrong is not None:
         if not variant.public:  # a hidden variant's inputs, V and values stay hidden

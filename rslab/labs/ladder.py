@@ -94,4 +94,5 @@ class Ladder:
                   "(book − bound)")
         return (f"{self.correct:g} points for correct outputs on every variant; then, averaged "
                 f"over the variants: {rungs} (they add up){beyond}. Total "
-                f"{self.max_points:g}.")
+                f"{self.max_points:g}" + ("" if self.beyond is None else
+                                          f", plus up to {self.beyond[1]:g} extra") + ".")
