@@ -159,6 +159,10 @@ def test_a_deleted_check_still_counts_against_the_notebook(tmp_path):
     bad = subprocess.run(run + ["--variants", tmp_path / "typo.toml"], capture_output=True,
                          text=True, timeout=60)
     assert bad.returncode == 2 and "[exercise.machine-chain]" in bad.stderr
+    (tmp_path / "param.toml").write_text("[exercise.machine-chains]\nvalu_latncy = 5\n")
+    bad = subprocess.run(run + ["--variants", tmp_path / "param.toml"], capture_output=True,
+                         text=True, timeout=60)
+    assert bad.returncode == 2 and "unknown parameter" in bad.stderr, bad.stderr
 
 
 FORGER = NOTEBOOK.split("```{code-cell} ipython3\ncheck(")[0] + """

@@ -175,7 +175,7 @@ def _grade_notebooks(args) -> int:
     """``rslab grade exercises NOTEBOOK|DIR``: the hidden tests of the checked answers."""
     from rslab import instructor
     from rslab.exercises import exercise
-    from rslab.exercises.notebooks import SUFFIXES, grade_notebook
+    from rslab.exercises.notebooks import SUFFIXES, grade_notebook, rescore
 
     try:
         import jupytext  # noqa: F401  (the notebooks' reader and runner: the book extra)
@@ -194,8 +194,12 @@ def _grade_notebooks(args) -> int:
     for name in settings.get("exercise", {}):  # a typo is an error, not a public check
         try:
             exercise(name)
+            rescore(name, None, str(variants))  # its parameters' names, types and oracle
         except ValueError as exc:
             raise ValueError(f"{settings['file']}: [exercise.{name}]: {exc}") from None
+        except Exception as exc:  # the oracle refuses the values
+            raise ValueError(f"{settings['file']}: [exercise.{name}]: its parameters do not "
+                             f"make a question: {type(exc).__name__}: {exc}") from None
     files = sorted(p for p in path.iterdir() if p.suffix in SUFFIXES) if path.is_dir() \
         else [path]
     if not files:

@@ -170,7 +170,10 @@ def check(exercise_id: str, answer) -> CheckResult:
     result = CheckResult(exercise_id, right, e.points if right else 0.0, e.points, message,
                          answer)
     _record(result, hidden)
-    print(message)
+    if os.environ.get(LOG_ENV):  # being graded: the verdict is the grader's, not told here
+        result = CheckResult(exercise_id, False, 0.0, e.points,
+                             f"… {exercise_id}: answer recorded for grading", answer)
+    print(result.message)
     return result
 
 

@@ -96,8 +96,9 @@ def grade_notebook(path, variants: str | None, also=()) -> NotebookResult:
         result.errors = _execute(nb, Path(work), env)
         entries = _log_entries(log)
     first = {}
-    for e in entries:  # the first check of each exercise counts: trying answers does not pay
-        if isinstance(e, dict) and isinstance(e.get("exercise"), str):
+    for e in entries:  # the first answer to each exercise counts (a template's None does not)
+        if isinstance(e, dict) and isinstance(e.get("exercise"), str) \
+                and e.get("answer") is not None:
             first.setdefault(e["exercise"], e)
     for i in dict.fromkeys(ids):
         most = exercise(i).points

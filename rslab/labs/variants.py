@@ -56,6 +56,10 @@ class Variant:
             what = f"{fewer[0]} below" if fewer else "lanes other than"
             raise ValueError(f"variant {self.name!r}: machine: {what} the book's machine (a "
                              "whole program must run on every variant)")
+        if config.vmem_banks % book.vmem_banks:
+            raise ValueError(f"variant {self.name!r}: machine: vmem_banks must be a multiple of "
+                             f"the book's {book.vmem_banks} (other counts make strided accesses "
+                             "conflict more)")
 
     @property
     def config(self) -> MachineConfig:
@@ -121,6 +125,12 @@ def hidden(data: dict, lab: str) -> list[Variant]:
 
 
 def variants_for(data: dict, lab: str) -> list[Variant]:
-    """The variants ``lab`` is graded on: the instructor's when the file names any for it,
-    else the public ones."""
-    return hidden(data, lab) or list(PUBLIC)
+    """The variants ``lab`` is graded on: the instructor's, else (a file without any
+    ``[[variant]]``, or none) the public ones. A file whose variants all leave ``lab`` out
+    is an error, not a silent fall-back to the inputs the students have."""
+    mine = hidden(data, lab)
+    if not mine and data.get("variant"):
+        raise ValueError(f"{data.get('file', 'the variants file')}: no variant for lab {lab!r} "
+                         "(every variant's labs leave it out); add one, or a variant without "
+                         "labs")
+    return mine or list(PUBLIC)
