@@ -196,7 +196,9 @@ def _grade_notebooks(args) -> int:
             exercise(name)
             rescore(name, None, str(variants))  # its parameters' names, types and oracle
         except ValueError as exc:
-            raise ValueError(f"{settings['file']}: [exercise.{name}]: {exc}") from None
+            message = str(exc)
+            raise ValueError(message if settings["file"] in message else
+                             f"{settings['file']}: [exercise.{name}]: {message}") from None
         except Exception as exc:  # the oracle refuses the values
             raise ValueError(f"{settings['file']}: [exercise.{name}]: its parameters do not "
                              f"make a question: {type(exc).__name__}: {exc}") from None

@@ -155,7 +155,6 @@ def check(exercise_id: str, answer) -> CheckResult:
     e = exercise(exercise_id)
     params = variant(exercise_id)
     right = matches(e, answer, expected(exercise_id, params))
-    hidden = params != e.params
     if answer is None:
         message = (f"… {exercise_id}: no answer yet: set `answer` and run the cell again; "
                    f"the question: {e.text(params)}")
@@ -169,7 +168,7 @@ def check(exercise_id: str, answer) -> CheckResult:
         message = f"✗ {exercise_id}: {answer!r} is not right; the question: {e.text(params)}"
     result = CheckResult(exercise_id, right, e.points if right else 0.0, e.points, message,
                          answer)
-    _record(result, hidden)
+    _record(result)
     if os.environ.get(LOG_ENV):  # being graded: the verdict is the grader's, not told here
         result = CheckResult(exercise_id, False, 0.0, e.points,
                              f"… {exercise_id}: answer recorded for grading", answer)
@@ -188,13 +187,11 @@ def loggable(answer):
         return repr(answer)
 
 
-def _record(result: CheckResult, hidden: bool) -> None:
+def _record(result: CheckResult) -> None:
     path = os.environ.get(LOG_ENV)
     if not path:
         return
-    entry = {"exercise": result.exercise, "answer": loggable(result.answer),
-             "correct": result.correct, "points": result.points,
-             "max_points": result.max_points, "hidden_variant": hidden}
+    entry = {"exercise": result.exercise, "answer": loggable(result.answer)}
     with open(path, "a", encoding="utf-8") as log:
         log.write(json.dumps(entry) + "\n")
 

@@ -4,8 +4,9 @@
 jupytext) in a fresh kernel with ``RSLAB_GRADING_VARIANTS`` naming the instructor's file
 and ``RSLAB_CHECK_LOG`` a log every ``check()`` appends to; a cell that raises does not
 stop the others. The exercises graded are those the notebook's code names in a
-``check("ID", ...)`` call (and any the instructor lists); each earns the points of its
-last check, 0 when it was never checked. ``rslab grade exercises`` is its command.
+``check("ID", ...)`` call (and those the folder's other notebooks check or the instructor
+lists); each earns its points when its first answer, re-checked here with the oracle, is
+right, 0 when it was never answered. ``rslab grade exercises`` is its command.
 """
 
 from __future__ import annotations
