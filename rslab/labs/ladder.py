@@ -9,8 +9,9 @@ lab's contract states it). A kernel wrong on any variant earns no cycle points.
 The default (all labs; the instructor's file may change it, ``[ladder]`` and
 ``[ladder.LAB]``): 40 points for correct outputs, then 10, 10, 10, 15, 15 for at most
 4, 2, 1.5, 1.2 and 1.05 times the book's cycles, and 10 extra points halfway from the
-book to the bound. The starting kernel, the first translation, stays below the first rung on the public
-variants (on short rows or short latencies it can reach it: the instructor page says so).
+book to the bound. The starting kernel, the first translation, stays below the first rung
+on the public variants (on short rows or short latencies it can reach it, as the instructor
+page says).
 """
 
 from __future__ import annotations
