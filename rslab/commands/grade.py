@@ -194,7 +194,7 @@ def _grade_notebooks(args) -> int:
     for name in settings.get("exercise", {}):  # a typo is an error, not a public check
         try:
             exercise(name)
-            rescore(name, None, str(variants))  # its parameters' names, types and oracle
+            rescore(name, None, variants)  # its parameters' names, types and oracle
         except ValueError as exc:
             message = str(exc)
             raise ValueError(message if settings["file"] in message else
@@ -207,10 +207,11 @@ def _grade_notebooks(args) -> int:
     if not files:
         raise ValueError(f"{path}: no .ipynb or .md notebook to grade")
     expected = [exercise(i.strip()).id for i in (args.expect or "").split(",") if i.strip()]
+    also = expected + _checked_in(files)
     results = []
     for file in files:
         results.append(grade_notebook(file, None if variants is None else str(variants),
-                                      also=expected + _checked_elsewhere(files, file)))
+                                      also=also))
         print(results[-1].line(), flush=True)
     if args.json == "-" and len(results) == 1:
         print(json.dumps(results[0].gradescope(), indent=2))
@@ -229,18 +230,17 @@ def _grade_notebooks(args) -> int:
     return 0
 
 
-def _checked_elsewhere(files, file) -> list[str]:
-    """The known exercise ids the other notebooks of ``files`` check (an unreadable one
-    checks none), so that no notebook lowers its own maximum by deleting a check."""
+def _checked_in(files) -> list[str]:
+    """The known exercise ids any notebook of ``files`` checks (an unreadable one checks
+    none): every notebook is scored on them, so none lowers its maximum by deleting a check."""
     from rslab.exercises.notebooks import checked_ids, known, read_notebook
 
     ids = []
-    for other in files:
-        if other != file:
-            try:
-                ids += [i for i in checked_ids(read_notebook(other)) if known(i)]
-            except Exception:  # a malformed file is graded on its own, as unreadable
-                continue
+    for file in files:
+        try:
+            ids += [i for i in checked_ids(read_notebook(file)) if known(i)]
+        except Exception:  # a malformed file is graded on its own, as unreadable
+            continue
     return list(dict.fromkeys(ids))
 
 

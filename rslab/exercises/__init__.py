@@ -65,9 +65,10 @@ class Variant(Mapping):
         return f"Variant({self._params!r})"
 
 
-def _hidden(exercise_id: str) -> dict:
-    """The instructor's parameters of an exercise (``{}`` without a file or a section)."""
-    data = instructor.read()
+def _hidden(exercise_id: str, file=None) -> dict:
+    """The instructor's parameters of an exercise (``{}`` without a file or a section); the
+    file is ``file``, else ``$RSLAB_GRADING_VARIANTS``."""
+    data = instructor.read(file)
     where = data.get("file", "")
     section = data.get("exercise", {}).get(exercise_id, {})
     e = exercise(exercise_id)
@@ -83,10 +84,11 @@ def _hidden(exercise_id: str) -> dict:
     return dict(section)
 
 
-def variant(exercise_id: str) -> Variant:
-    """The parameters the exercise is asked on: the public variant, or the instructor's."""
+def variant(exercise_id: str, file=None) -> Variant:
+    """The parameters the exercise is asked on: the public variant, or the instructor's (in
+    ``file``, else in ``$RSLAB_GRADING_VARIANTS``)."""
     e = exercise(exercise_id)
-    return Variant({**e.params, **_hidden(exercise_id)})
+    return Variant({**e.params, **_hidden(exercise_id, file)})
 
 
 def question(exercise_id: str) -> str:
@@ -154,6 +156,11 @@ def check(exercise_id: str, answer) -> CheckResult:
     returns a :class:`CheckResult` (true when right)."""
     e = exercise(exercise_id)
     params = variant(exercise_id)
+    if os.environ.get(LOG_ENV):  # being graded: the grader checks the answer, and tells it
+        _record(exercise_id, answer)
+        message = f"… {exercise_id}: answer recorded for grading"
+        print(message)
+        return CheckResult(exercise_id, False, 0.0, e.points, message, answer)
     right = matches(e, answer, expected(exercise_id, params))
     if answer is None:
         message = (f"… {exercise_id}: no answer yet: set `answer` and run the cell again; "
@@ -166,14 +173,8 @@ def check(exercise_id: str, answer) -> CheckResult:
                    f"asks: {e.text(params)}")
     else:
         message = f"✗ {exercise_id}: {answer!r} is not right; the question: {e.text(params)}"
-    result = CheckResult(exercise_id, right, e.points if right else 0.0, e.points, message,
-                         answer)
-    _record(result)
-    if os.environ.get(LOG_ENV):  # being graded: the verdict is the grader's, not told here
-        result = CheckResult(exercise_id, False, 0.0, e.points,
-                             f"… {exercise_id}: answer recorded for grading", answer)
-    print(result.message)
-    return result
+    print(message)
+    return CheckResult(exercise_id, right, e.points if right else 0.0, e.points, message, answer)
 
 
 def loggable(answer):
@@ -187,12 +188,10 @@ def loggable(answer):
         return repr(answer)
 
 
-def _record(result: CheckResult) -> None:
-    path = os.environ.get(LOG_ENV)
-    if not path:
-        return
-    entry = {"exercise": result.exercise, "answer": loggable(result.answer)}
-    with open(path, "a", encoding="utf-8") as log:
+def _record(exercise_id: str, answer) -> None:
+    """Append the answer to the grader's log (``$RSLAB_CHECK_LOG``)."""
+    entry = {"exercise": exercise_id, "answer": loggable(answer)}
+    with open(os.environ[LOG_ENV], "a", encoding="utf-8") as log:
         log.write(json.dumps(entry) + "\n")
 
 

@@ -128,17 +128,8 @@ def _log_entries(log: Path) -> list:
 def rescore(exercise_id: str, answer, variants: str | None) -> tuple[bool, bool]:
     """Whether the logged ``answer`` is right on the instructor's variant (the grader's own
     oracle, not the notebook's word), and whether that variant is a hidden one."""
-    saved = os.environ.get(VARIANTS_ENV)
-    os.environ.pop(VARIANTS_ENV, None)
-    if variants is not None:
-        os.environ[VARIANTS_ENV] = str(Path(variants).resolve())
-    try:
-        e, params = exercise(exercise_id), variant(exercise_id)
-        return matches(e, answer, expected(exercise_id, params)), dict(params) != e.params
-    finally:
-        os.environ.pop(VARIANTS_ENV, None)
-        if saved is not None:
-            os.environ[VARIANTS_ENV] = saved
+    e, params = exercise(exercise_id), variant(exercise_id, variants)
+    return matches(e, answer, expected(exercise_id, params)), dict(params) != e.params
 
 
 def known(exercise_id: str) -> bool:

@@ -28,7 +28,7 @@ def check_settings(data: dict) -> dict:
     """``data`` (:func:`rslab.instructor.read`) with its lab names checked: each variant's
     ``labs``, each ``[ladder.LAB]`` and the variants' names (unique, none a public one), so
     that a typo is an error, not a silent fall-back to the public variants."""
-    from rslab.labs.variants import PUBLIC
+    from rslab.labs.variants import PUBLIC, entry_name
 
     where = data.get("file", "the variants file")
     for i, entry in enumerate(data.get("variant", [])):
@@ -41,7 +41,7 @@ def check_settings(data: dict) -> dict:
         if isinstance(value, dict) and name not in LABS:
             raise ValueError(f"{where}: [ladder.{name}]: unknown lab; the labs: "
                              f"{', '.join(LABS)}")
-    names = [str(e.get("name", f"hidden-{i + 1}")) for i, e in enumerate(data.get("variant", []))
+    names = [entry_name(e, i) for i, e in enumerate(data.get("variant", []))
              if isinstance(e, dict)]
     taken = {v.name for v in PUBLIC}
     for name in names:

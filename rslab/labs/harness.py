@@ -25,15 +25,20 @@ def _where(label: str, exc) -> str:
     return f"{label}{line}: {exc.op!r}" if exc.op else f"{label}{line}"
 
 
-def machine_verdict(exc, label: str, max_steps: int) -> Verdict:
-    """The verdict of a run the machine stopped (``MachineError``)."""
+def machine_verdict(exc, label: str, max_steps: int, variant: Variant) -> Verdict:
+    """The verdict of a run the machine stopped (``MachineError``); on a hidden variant it
+    names the variant and the line only (its regions and step limit would tell its V)."""
     where = _where(label, exc)
     if exc.message.startswith("step limit reached"):
-        return Verdict(f"does not halt: stopped after {max_steps:,} steps at {where}")
-    if "outside the contract's" in exc.message:
-        kind = "writes" if exc.message.startswith("store") else "reads"
-        return Verdict(f"{kind} outside its contract: {where}: {exc.message}")
-    return Verdict(f"stops with a machine error: {where}: {exc.message}")
+        kind, detail = "does not halt", f"stopped after {max_steps:,} steps at {where}"
+    elif "outside the contract's" in exc.message:
+        kind = ("writes" if exc.message.startswith("store") else "reads") + " outside its contract"
+        detail = f"{where}: {exc.message}"
+    else:
+        kind, detail = "stops with a machine error", f"{where}: {exc.message}"
+    if not variant.public:
+        return Verdict(f"{kind} on hidden variant {variant.name} (at {where})")
+    return Verdict(f"{kind}: {detail}")
 
 
 def run_program(lab, text: str, label: str, variant: Variant, case, max_steps: int):
@@ -49,11 +54,7 @@ def run_program(lab, text: str, label: str, variant: Variant, case, max_steps: i
         run = simulate(program, variant.config, vmem=case.vmem, sregs=case.sregs,
                        max_steps=max_steps, guard=lab.guard(variant))
     except MachineError as exc:
-        verdict = machine_verdict(exc, label, max_steps)
-        if not variant.public:  # its regions and step limit would tell the hidden V
-            verdict = Verdict(f"{str(verdict).split(':')[0]} on hidden variant {variant.name} "
-                              f"(at {_where(label, exc)})")
-        raise verdict from None
+        raise machine_verdict(exc, label, max_steps, variant) from None
     wrong = lab.check(run, case, variant)
     if wrong is not None:
         if not variant.public:  # a hidden variant's inputs, V and values stay hidden

@@ -94,6 +94,12 @@ latencies."""
 KEYS = ("name", "seed", "vocab", "machine", "labs")
 
 
+def entry_name(entry: dict, i: int) -> str:
+    """The name of the instructor's ``i``-th ``[[variant]]`` (0-based): its own, or
+    ``hidden-N``."""
+    return str(entry.get("name", f"hidden-{i + 1}"))
+
+
 def hidden(data: dict, lab: str) -> list[Variant]:
     """The instructor's variants (``data`` from :func:`rslab.instructor.read`) of ``lab``."""
     out, where = [], data.get("file", "the variants file")
@@ -117,7 +123,7 @@ def hidden(data: dict, lab: str) -> list[Variant]:
         if not isinstance(machine, dict):
             raise ValueError(f"{where}: variant {i + 1}: machine must be a table")
         try:
-            out.append(Variant(str(entry.get("name", f"hidden-{i + 1}")), entry["seed"],
+            out.append(Variant(entry_name(entry, i), entry["seed"],
                                entry["vocab"], tuple(sorted(machine.items())), public=False))
         except ValueError as exc:
             raise ValueError(f"{where}: {exc}") from None
