@@ -115,7 +115,7 @@ def test_rslab_grade_exercises_runs_a_notebook_with_the_hidden_variant(tmp_path)
     (folder / "alice.md").write_text(NOTEBOOK)
     (tmp_path / "v.toml").write_text("[exercise.machine-chains]\nvalu_latency = 5\n"
                                      "valu_slots = 2\n[exercise.pipelining-workers]\n"
-                                     "valu_latency = 3\n")
+                                     "valu_latency = 2\n")
 
     def grade(*extra):
         proc = subprocess.run([sys.executable, "-m", "rslab", "grade", "exercises", folder,
@@ -123,12 +123,16 @@ def test_rslab_grade_exercises_runs_a_notebook_with_the_hidden_variant(tmp_path)
                                *extra], capture_output=True, text=True, timeout=600)
         assert proc.returncode == 0, proc.stderr
         assert "Traceback" not in proc.stdout
+        warnings.append(proc.stderr)
         return next(csv.DictReader((tmp_path / "s.csv").open()))
+
+    warnings = []
 
     public = grade()  # the public variants: the typed-in 4 is right there
     assert public["machine-chains"] == "1" and public["pipelining-workers"] == "1"
     assert public["machine-strides"] == "0" and public["errors"] == "1"
     hidden = grade("--variants", tmp_path / "v.toml")  # the code's answer follows the variant
+    assert "warning" not in warnings[-1]  # both hidden answers differ from the page's
     assert hidden["machine-chains"] == "1" and hidden["pipelining-workers"] == "0"
     assert float(hidden["score"]) == 1 and float(hidden["max_score"]) == 3
     results = json.loads((tmp_path / "s.json").read_text())
@@ -199,3 +203,22 @@ def test_check_without_an_answer_says_so_and_scores_nothing(capsys):
     out = capsys.readouterr().out
     assert not result and result.points == 0
     assert "no answer yet" in out and "With VALU latency" in out
+
+
+@pytest.mark.slow
+def test_the_grader_warns_of_a_hidden_answer_the_page_gives_away(tmp_path):
+    """A hidden variant whose answer is the public variant's (here: no third SFU op fits at
+    hold 3, as at the public hold) is graded, with a warning naming the exercise."""
+    folder = tmp_path / "notebooks"
+    folder.mkdir()
+    (folder / "typed.md").write_text(NOTEBOOK.split("```{code-cell} ipython3\ncheck(")[0] +
+                                     '```{code-cell} ipython3\ncheck("dataflow-third-slot", '
+                                     '"no")\n```\n')
+    (tmp_path / "v.toml").write_text("[exercise.dataflow-third-slot]\nsfu_hold = 3\n")
+    proc = subprocess.run([sys.executable, "-m", "rslab", "grade", "exercises", folder,
+                           "--variants", tmp_path / "v.toml"], capture_output=True, text=True,
+                          timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    assert "[exercise.dataflow-third-slot]: its answer is the public variant's (no)" \
+        in proc.stderr
+    assert "dataflow-third-slot 2/2" in proc.stdout

@@ -175,7 +175,7 @@ def _grade_notebooks(args) -> int:
     """``rslab grade exercises NOTEBOOK|DIR``: the hidden tests of the checked answers."""
     from rslab import instructor
     from rslab.exercises import exercise
-    from rslab.exercises.notebooks import SUFFIXES, grade_notebook, rescore
+    from rslab.exercises.notebooks import SUFFIXES, grade_notebook, rescore, shared_answer
 
     try:
         import jupytext  # noqa: F401  (the notebooks' reader and runner: the book extra)
@@ -202,6 +202,11 @@ def _grade_notebooks(args) -> int:
         except Exception as exc:  # the oracle refuses the values
             raise ValueError(f"{settings['file']}: [exercise.{name}]: its parameters do not "
                              f"make a question: {type(exc).__name__}: {exc}") from None
+        shared = shared_answer(name, variants)
+        if shared:
+            print(f"warning: {settings['file']}: [exercise.{name}]: its answer is {shared}: "
+                  f"an answer typed in from the page passes; choose parameters whose answer "
+                  f"differs", file=sys.stderr)
     files = sorted(p for p in path.iterdir() if p.suffix in SUFFIXES) if path.is_dir() \
         else [path]
     if not files:

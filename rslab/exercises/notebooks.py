@@ -132,6 +132,22 @@ def rescore(exercise_id: str, answer, variants: str | None) -> tuple[bool, bool]
     return matches(e, answer, expected(exercise_id, params)), dict(params) != e.params
 
 
+def shared_answer(exercise_id: str, variants: str | None) -> str | None:
+    """Which answer a student can read without computing (the public variant's or the book's
+    prose's) is also the right one on the instructor's variant; None when neither is, or
+    when the file leaves the exercise public."""
+    e, params = exercise(exercise_id), dict(variant(exercise_id, variants))
+    if params == e.params:
+        return None
+    want = expected(exercise_id, params)
+    shown = ("yes" if want else "no") if e.kind == "yes/no" else \
+        f"{int(want):,}" if e.kind == "integer" else f"{float(want):.6g}"
+    for name, known_params in (("the public variant's", e.params), ("the book's prose's", e.book)):
+        if known_params is not None and matches(e, expected(exercise_id, known_params), want):
+            return f"{name} ({shown})"
+    return None
+
+
 def known(exercise_id: str) -> bool:
     """Whether ``exercise_id`` names an exercise of the book."""
     try:
