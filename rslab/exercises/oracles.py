@@ -90,9 +90,9 @@ def branch_loop_cost(branch_penalty: int, vectors: int = 16) -> int:
         start = next(i for i, line in enumerate(lines) if line.startswith("loop "))
         end = lines.index("endloop")
         body = lines[start + 1:end]
-        counted = (lines[:start] + [f"sli s20, {n}", "top:", body[0],
-                                    body[1] + " ; ssub s20, s20, 1"]
-                   + body[2:] + ["bnz s20, top"] + lines[end + 1:])
+        counted = (lines[:start] + [f"sli s7, {n}", "top:", body[0],
+                                    body[1] + " ; ssub s7, s7, 1"]
+                   + body[2:] + ["bnz s7, top"] + lines[end + 1:])
         m_bits = int(np.float32(m).view(np.uint32))
         setup = f"sli s2, {m_bits}\n"
         hw = _cycles(setup + "\n".join(lines) + "\n", config, {0: words})

@@ -58,8 +58,8 @@ EXERCISES = {e.id: e for e in (
              {"vmem_banks": 128, "degree": 4, "max_stride": 64}),
     Exercise("machine-branch", "02_machine: machine-branch",
              "Replace the hardware loop of the naive sum-exp (ex.sumexp_naive) by a counter: "
-             "sli s20, N before it, ssub s20, s20, 1 in the loop's second bundle and "
-             "bnz s20, top in a bundle of its own at its end. With a taken-branch penalty of "
+             "sli s7, N before it, ssub s7, s7, 1 in the loop's second bundle and "
+             "bnz s7, top in a bundle of its own at its end. With a taken-branch penalty of "
              "{branch_penalty} cycles, how many cycles does an iteration cost more than with "
              "the hardware loop?", o.branch_loop_cost, {"branch_penalty": 4},
              {"branch_penalty": 2}, points=2.0),
