@@ -121,8 +121,9 @@ def test_lab_grades_book_start_and_hostile_kernels(name, files, tmp_path):
                          "broken.s"}
     assert rows["start.s"]["correct"] == "1"
     assert 40 <= float(rows["start.s"]["score"]) <= 50, rows["start.s"]
+    hard = "small" if name == "rowmax" else "ragged"  # a probe row catches it on its own V
     expected = {"only256.s": "wrong on hidden variant ragged", "hard.s": "wrong on hidden "
-                "variant ragged", "endless.s": "does not halt", "store.s": "writes outside",
+                f"variant {hard}", "endless.s": "does not halt", "store.s": "writes outside",
                 "read.s": "reads outside", "broken.s": "does not assemble: "}
     for file, verdict in expected.items():
         row = rows[file]
@@ -137,6 +138,29 @@ def test_lab_grades_book_start_and_hostile_kernels(name, files, tmp_path):
     assert set(data["results"]) == {row["file"] for row in rows.values()}
     for result in data["results"].values():
         assert result["score"] == pytest.approx(sum(t["score"] for t in result["tests"]))
+
+
+def test_rowmax_probes_catch_a_kernel_that_reads_half_of_each_packed_vector(tmp_path):
+    """A maximum rests on one token: a kernel that drops the high halves is wrong on every
+    public variant and on a hidden V whose tail lies in low halves (V mod 256 ≤ 128), where
+    the row's own maximum does; the book's and the starting kernel pass the probe rows."""
+    start = rslab("grade", "rowmax", "--starting-kernel").stdout
+    low_only = start.replace("vmax.f32 v50, v3, v2", "vmax.f32 v50, v3, v1")
+    assert low_only != start
+    (tmp_path / "low.s").write_text(low_only)
+    (tmp_path / "start.s").write_text(start)
+    (tmp_path / "v.toml").write_text('[[variant]]\nname = "h1"\nseed = 3\nvocab = 30001\n')
+    for variant in ("public-a", "public-b", "public-c"):
+        graded = rslab("grade", "rowmax", tmp_path / "low.s", "--only", variant)
+        assert f"0/100 (rowmax): wrong on variant {variant}" in graded.stdout, graded.stdout
+        book = rslab("grade", "rowmax", "--book-kernel", variant).stdout
+        (tmp_path / "book.s").write_text(book)
+        assert "100/100" in rslab("grade", "rowmax", tmp_path / "book.s", "--only",
+                                  variant).stdout
+    hidden = rslab("grade", "rowmax", tmp_path / "low.s", "--variants", tmp_path / "v.toml")
+    assert "wrong on hidden variant h1" in hidden.stdout, hidden.stdout
+    assert "correct on 1 variant" in rslab("grade", "rowmax", tmp_path / "start.s",
+                                           "--variants", tmp_path / "v.toml").stdout
 
 
 def test_a_loop_body_is_scheduled_for_each_variant(files, tmp_path):
@@ -166,7 +190,7 @@ def test_grading_reads_the_variants_from_the_environment(files, tmp_path):
     (tmp_path / "hard.s").write_text(hard_coded("rowmax"))
     env = {"RSLAB_GRADING_VARIANTS": str(files / "variants.toml"), "PATH": "/usr/bin:/bin"}
     graded = rslab("grade", "rowmax", tmp_path / "hard.s", env=env)
-    assert "wrong on hidden variant ragged" in graded.stdout, graded.stdout + graded.stderr
+    assert "wrong on hidden variant small" in graded.stdout, graded.stdout + graded.stderr
     public = rslab("grade", "rowmax", tmp_path / "hard.s")  # the public variants
     assert "wrong on variant public-a" in public.stdout and "expected" in public.stdout
 

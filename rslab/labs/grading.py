@@ -137,9 +137,10 @@ def grade(lab, submission: Submission, variants, ladder: Ladder) -> Result:
                                f"{v.name}: {wrong}") from None
     try:
         for v in variants:
-            base = bases[v]
-            run = run_program(lab, submission.program(v), submission.label, v, base.case,
-                              base.max_steps)
+            base, program = bases[v], submission.program(v)
+            run = run_program(lab, program, submission.label, v, base.case, base.max_steps)
+            for probe in lab.probes(v, base.case):
+                run_program(lab, program, submission.label, v, probe, base.max_steps)
             points, extra, rung = ladder.rung(run.cycles, base.book, base.bound)
             result.scores.append(VariantScore(v, run.cycles, base, points, extra, rung))
     except Verdict as verdict:

@@ -47,7 +47,8 @@ SCRATCH = 2 * 1024 * 1024
 SCRATCH_BYTES = 1024 * 1024
 TAIL_HEAVY = 8.0
 """Added to the logits of a V that is not a multiple of 256 in its last, partial packed
-vector (the row's largest logits then lie there)."""
+vector, whose last token is then set 1 above the row's maximum: the row's largest logits
+lie there, and its largest is the last token."""
 REQUEST, POSITION = 1, 0
 """The row's place in the batch, for its key."""
 LIVE_INS = {"s1": ("row", ROW), "s2": ("q", Q), "s6": ("sums", SUMS), "s7": ("e", E)}
@@ -97,11 +98,13 @@ class Inputs:
 def row_case(variant: Variant, purpose: int) -> dict:
     """The row of ``variant``: BF16 logits, q, and what the reference derives from them
     (:func:`rslab.kernels.studies.draw_table.row_weights`), the row's key; a V that is not a
-    multiple of 256 gets its largest logits in its last, partial packed vector."""
+    multiple of 256 gets its largest logits in its last, partial packed vector, its largest
+    of all at its last token (:data:`TAIL_HEAVY`)."""
     base = row_inputs(variant.vocab, variant.seed)
     logits = base["logits"].copy()
     if variant.tail_heavy:
         logits[variant.vocab // BLOCK * BLOCK:] += np.float32(TAIL_HEAVY)
+        logits[-1] = logits.max() + np.float32(1)
     data = row_weights(logits, base["q"])
     data["key"] = int(fast_key(variant.seed, REQUEST, POSITION, purpose)[0])
     data["seed"] = variant.seed
@@ -168,6 +171,11 @@ class Lab:
 
     def case(self, variant: Variant) -> Inputs:
         return inputs_of(variant, row_case(variant, self.purpose))
+
+    def probes(self, variant: Variant, case: Inputs) -> tuple:
+        """More inputs a kernel must be right on (checked, not timed): none, unless an
+        answer rests on a few tokens of the row."""
+        return ()
 
     def guard(self, variant: Variant) -> Guard:
         writable = tuple(r.extent(variant) for r in self.outputs) + (SCRATCH_REGION,)
@@ -243,7 +251,8 @@ class Lab:
                  "", "Ladder: " + ladder.text(), "",
                  "Variants: your kernel is graded on variants you do not have: other seeds, "
                  "other V (not only multiples of 256; such a V puts the row's largest logits "
-                 "in its last, partial packed vector) and machines with other latencies and "
+                 "in its last, partial packed vector, its largest at its last token) and "
+                 "machines with other latencies and "
                  "slots (a body is rescheduled for them; a whole program runs unchanged: a "
                  "variant never has fewer slots of a kind, a shallower SFU FIFO, fewer "
                  "registers or loop levels than the book's machine, so a program that runs "

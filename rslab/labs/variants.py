@@ -72,8 +72,8 @@ class Variant:
 
     @property
     def tail_heavy(self) -> bool:
-        """Whether the row's largest logits lie in its last, partial packed vector (every V
-        that is not a multiple of 256)."""
+        """Whether the row's largest logits lie in its last, partial packed vector, its
+        largest at its last token (every V that is not a multiple of 256)."""
         return self.vocab % 256 != 0
 
     def describe(self) -> str:
