@@ -208,17 +208,21 @@ def test_check_without_an_answer_says_so_and_scores_nothing(capsys):
 @pytest.mark.slow
 def test_the_grader_warns_of_a_hidden_answer_the_page_gives_away(tmp_path):
     """A hidden variant whose answer is the public variant's (here: no third SFU op fits at
-    hold 3, as at the public hold) is graded, with a warning naming the exercise."""
+    hold 3, as at the public hold; a section that copies the public parameters) is graded,
+    with a warning naming the exercise."""
     folder = tmp_path / "notebooks"
     folder.mkdir()
     (folder / "typed.md").write_text(NOTEBOOK.split("```{code-cell} ipython3\ncheck(")[0] +
                                      '```{code-cell} ipython3\ncheck("dataflow-third-slot", '
                                      '"no")\n```\n')
-    (tmp_path / "v.toml").write_text("[exercise.dataflow-third-slot]\nsfu_hold = 3\n")
+    (tmp_path / "v.toml").write_text("[exercise.dataflow-third-slot]\nsfu_hold = 3\n"
+                                     "[exercise.machine-chains]\nvalu_latency = 4\n"
+                                     "valu_slots = 3\n")  # the public parameters, copied
     proc = subprocess.run([sys.executable, "-m", "rslab", "grade", "exercises", folder,
                            "--variants", tmp_path / "v.toml"], capture_output=True, text=True,
                           timeout=600)
     assert proc.returncode == 0, proc.stderr
     assert "[exercise.dataflow-third-slot]: its answer is the public variant's (no)" \
         in proc.stderr
+    assert "[exercise.machine-chains]: its answer is the public variant's (12)" in proc.stderr
     assert "dataflow-third-slot 2/2" in proc.stdout

@@ -134,11 +134,9 @@ def rescore(exercise_id: str, answer, variants: str | None) -> tuple[bool, bool]
 
 def shared_answer(exercise_id: str, variants: str | None) -> str | None:
     """Which answer a student can read without computing (the public variant's or the book's
-    prose's) is also the right one on the instructor's variant; None when neither is, or
-    when the file leaves the exercise public."""
+    prose's) is also the right one on the instructor's variant (the file's parameters, or
+    the public ones); None when neither is."""
     e, params = exercise(exercise_id), dict(variant(exercise_id, variants))
-    if params == e.params:
-        return None
     want = expected(exercise_id, params)
     shown = ("yes" if want else "no") if e.kind == "yes/no" else \
         f"{int(want):,}" if e.kind == "integer" else f"{float(want):.6g}"
