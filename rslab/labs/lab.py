@@ -47,8 +47,8 @@ SCRATCH = 2 * 1024 * 1024
 SCRATCH_BYTES = 1024 * 1024
 TAIL_HEAVY = 8.0
 """Added to the logits of a V that is not a multiple of 256 in its last, partial packed
-vector, whose last token is then set 1 above the row's maximum: the row's largest logits
-lie there, and its largest is the last token."""
+vector (the tail), whose last token is then set 1 above the row's maximum: the tail is
+raised, and the row's largest logit is its last token."""
 REQUEST, POSITION = 1, 0
 """The row's place in the batch, for its key."""
 LIVE_INS = {"s1": ("row", ROW), "s2": ("q", Q), "s6": ("sums", SUMS), "s7": ("e", E)}
@@ -98,8 +98,8 @@ class Inputs:
 def row_case(variant: Variant, purpose: int) -> dict:
     """The row of ``variant``: BF16 logits, q, and what the reference derives from them
     (:func:`rslab.kernels.studies.draw_table.row_weights`), the row's key; a V that is not a
-    multiple of 256 gets its largest logits in its last, partial packed vector, its largest
-    of all at its last token (:data:`TAIL_HEAVY`)."""
+    multiple of 256 gets its last, partial packed vector raised and its largest logit at its
+    last token (:data:`TAIL_HEAVY`)."""
     base = row_inputs(variant.vocab, variant.seed)
     logits = base["logits"].copy()
     if variant.tail_heavy:
@@ -250,8 +250,9 @@ class Lab:
                  f"SFU push holds its unit 1 + hold cycles). {self.bound_note}",
                  "", "Ladder: " + ladder.text(), "",
                  "Variants: your kernel is graded on variants you do not have: other seeds, "
-                 "other V (not only multiples of 256; such a V puts the row's largest logits "
-                 "in its last, partial packed vector, its largest at its last token) and "
+                 "other V (not only multiples of 256; for such a V the row's last, partial "
+                 "packed vector is raised and the row's largest logit is its last token) "
+                 "and "
                  "machines with other latencies and "
                  "slots (a body is rescheduled for them; a whole program runs unchanged: a "
                  "variant never has fewer slots of a kind, a shallower SFU FIFO, fewer "

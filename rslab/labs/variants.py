@@ -72,8 +72,8 @@ class Variant:
 
     @property
     def tail_heavy(self) -> bool:
-        """Whether the row's largest logits lie in its last, partial packed vector, its
-        largest at its last token (every V that is not a multiple of 256)."""
+        """Whether the row's last, partial packed vector is raised and its last token is the
+        row's largest logit (every V that is not a multiple of 256)."""
         return self.vocab % 256 != 0
 
     def describe(self) -> str:
@@ -88,8 +88,8 @@ PUBLIC = (
                                                        ("sfu_latency", 17))),
 )
 """The public variants: one V a multiple of 2048, two that are not multiples of 256 (the
-row's largest logits in its last, partial packed vector), one machine with other
-latencies."""
+row's last, partial packed vector raised, its largest logit at its last token), one
+machine with other latencies."""
 
 KEYS = ("name", "seed", "vocab", "machine", "labs")
 
