@@ -148,7 +148,8 @@ def test_a_deleted_check_still_counts_against_the_notebook(tmp_path):
     folder = tmp_path / "notebooks"
     folder.mkdir()
     (folder / "alice.md").write_text(NOTEBOOK)
-    (folder / "bob.md").write_text(NOTEBOOK.split("```{code-cell} ipython3\ncheck(")[0])
+    (folder / "bob").mkdir()  # one subfolder down, as a folder of kernels
+    (folder / "bob" / "bob.md").write_text(NOTEBOOK.split("```{code-cell} ipython3\ncheck(")[0])
     run = [sys.executable, "-m", "rslab", "grade", "exercises", folder, "--csv", tmp_path / "s.csv"]
     proc = subprocess.run(run + ["--expect", "machine-branch"], capture_output=True, text=True,
                           timeout=600)

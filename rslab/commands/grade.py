@@ -176,6 +176,7 @@ def _grade_notebooks(args) -> int:
     from rslab import instructor
     from rslab.exercises import exercise
     from rslab.exercises.notebooks import SUFFIXES, grade_notebook, rescore, shared_answer
+    from rslab.labs.grading import folder_files
 
     try:
         import jupytext  # noqa: F401  (the notebooks' reader and runner: the book extra)
@@ -207,8 +208,7 @@ def _grade_notebooks(args) -> int:
             print(f"warning: {settings['file']}: [exercise.{name}]: its answer is {shared}: "
                   f"an answer typed in from the page passes; choose parameters whose answer "
                   f"differs", file=sys.stderr)
-    files = sorted(p for p in path.iterdir() if p.suffix in SUFFIXES) if path.is_dir() \
-        else [path]
+    files = folder_files(path, SUFFIXES) if path.is_dir() else [path]
     if not files:
         raise ValueError(f"{path}: no .ipynb or .md notebook to grade")
     expected = [exercise(i.strip()).id for i in (args.expect or "").split(",") if i.strip()]

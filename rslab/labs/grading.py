@@ -163,14 +163,15 @@ def grade_path(lab, path, variants, ladder: Ladder) -> Result:
     return grade(lab, submission, variants, ladder)
 
 
-def folder_files(folder) -> list:
-    """The files of ``folder`` graded, sorted by name (subfolders: one level down)."""
+def folder_files(folder, suffixes=SUFFIXES) -> list:
+    """The files of ``folder`` graded (those ending in ``suffixes``), sorted by name
+    (subfolders: one level down)."""
     from pathlib import Path
 
     folder = Path(folder)
-    files = [p for p in folder.iterdir() if p.is_file() and p.suffix in SUFFIXES]
+    files = [p for p in folder.iterdir() if p.is_file() and p.suffix in suffixes]
     files += [p for d in folder.iterdir() if d.is_dir() for p in d.iterdir()
-              if p.is_file() and p.suffix in SUFFIXES]
+              if p.is_file() and p.suffix in suffixes]
     return sorted(files)
 
 
