@@ -148,6 +148,7 @@ def test_a_deleted_check_still_counts_against_the_notebook(tmp_path):
     folder = tmp_path / "notebooks"
     folder.mkdir()
     (folder / "alice.md").write_text(NOTEBOOK)
+    (folder / "README.md").write_text("# My answers\n\nNo code here.\n")  # not a notebook
     (folder / "bob").mkdir()  # one subfolder down, as a folder of kernels
     (folder / "bob" / "bob.md").write_text(NOTEBOOK.split("```{code-cell} ipython3\ncheck(")[0])
     run = [sys.executable, "-m", "rslab", "grade", "exercises", folder, "--csv", tmp_path / "s.csv"]
@@ -155,6 +156,7 @@ def test_a_deleted_check_still_counts_against_the_notebook(tmp_path):
                           timeout=600)
     assert proc.returncode == 0, proc.stderr
     rows = {r["file"].rsplit("/", 1)[-1]: r for r in csv.DictReader((tmp_path / "s.csv").open())}
+    assert set(rows) == {"alice.md", "bob.md"}
     assert rows["alice.md"]["max_score"] == rows["bob.md"]["max_score"]
     assert rows["bob.md"]["machine-strides"] == "0" and rows["bob.md"]["machine-branch"] == "0"
     bad = subprocess.run(run + ["--expect", "no-such"], capture_output=True, text=True, timeout=60)

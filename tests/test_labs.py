@@ -157,6 +157,9 @@ def test_rowmax_probes_catch_a_kernel_that_reads_half_of_each_packed_vector(tmp_
         (tmp_path / "book.s").write_text(book)
         assert "100/100" in rslab("grade", "rowmax", tmp_path / "book.s", "--only",
                                   variant).stdout
+    (tmp_path / "a.s").write_text(rslab("grade", "rowmax", "--book-kernel", "public-a").stdout)
+    longer = rslab("grade", "rowmax", tmp_path / "a.s", "--only", "public-b").stdout
+    assert "reads outside its contract on variant public-b (V = 10,000): " in longer, longer
     hidden = rslab("grade", "rowmax", tmp_path / "low.s", "--variants", tmp_path / "v.toml")
     assert "wrong on hidden variant h1" in hidden.stdout, hidden.stdout
     assert "correct on 1 variant" in rslab("grade", "rowmax", tmp_path / "start.s",

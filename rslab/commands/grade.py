@@ -208,7 +208,8 @@ def _grade_notebooks(args) -> int:
             print(f"warning: {settings['file']}: [exercise.{name}]: its answer is {shared}: "
                   f"an answer typed in from the page passes; choose parameters whose answer "
                   f"differs", file=sys.stderr)
-    files = folder_files(path, SUFFIXES) if path.is_dir() else [path]
+    files = [f for f in folder_files(path, SUFFIXES) if _notebook(f)] if path.is_dir() \
+        else [path]
     if not files:
         raise ValueError(f"{path}: no .ipynb or .md notebook to grade")
     expected = [exercise(i.strip()).id for i in (args.expect or "").split(",") if i.strip()]
@@ -233,6 +234,12 @@ def _grade_notebooks(args) -> int:
                                   str(len(r.errors))]))
         _write(args.csv, "\n".join(rows) + "\n")
     return 0
+
+
+def _notebook(path: Path) -> bool:
+    """Whether a folder's file is a notebook: an ``.ipynb``, or a ``.md`` with a code cell
+    (a student's README is not)."""
+    return path.suffix == ".ipynb" or "{code-cell}" in path.read_text(errors="replace")
 
 
 def _checked_in(files) -> list[str]:

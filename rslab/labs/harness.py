@@ -38,7 +38,7 @@ def machine_verdict(exc, label: str, max_steps: int, variant: Variant) -> Verdic
         kind, detail = "stops with a machine error", f"{where}: {exc.message}"
     if not variant.public:
         return Verdict(f"{kind} on hidden variant {variant.name} (at {where})")
-    return Verdict(f"{kind}: {detail}")
+    return Verdict(f"{kind} on variant {variant.name} (V = {variant.vocab:,}): {detail}")
 
 
 def run_program(lab, text: str, label: str, variant: Variant, case, max_steps: int):

@@ -183,13 +183,14 @@ class Lab:
                      writable=writable)
 
     def bound(self, variant: Variant) -> tuple[int, str]:
-        """(cycles, binding unit): the task's bound, ``per_packed`` ops over the machine's
-        slots (an SFU push books its unit 1 + hold cycles)."""
+        """(cycles, binding unit): the task's bound, ``per_packed`` ops on each packed vector
+        that holds tokens below V, over the machine's slots (an SFU push books its unit
+        1 + hold cycles)."""
         cfg = variant.config
         per = {}
         for unit, ops in self.per_packed.items():
             busy = ops * (1 + cfg.sfu_hold) if unit == "sfu" else ops
-            per[unit] = -(-busy * variant.packed // cfg.slots[unit])
+            per[unit] = -(-busy * variant.covered // cfg.slots[unit])
         unit = max(per, key=per.get)
         return per[unit], unit
 
@@ -246,7 +247,8 @@ class Lab:
                  "", f"Starting kernel (rslab grade {self.name} --starting-kernel): the first "
                  "translation, correct on every variant, one op per bundle; it passes with a "
                  "low score.",
-                 f"Task bound: {bound_unit} per packed vector, over the machine's slots (an "
+                 f"Task bound: {bound_unit} per packed vector that holds tokens (⌈V/256⌉ of them), "
+                 f"over the machine's slots (an "
                  f"SFU push holds its unit 1 + hold cycles). {self.bound_note}",
                  "", "Ladder: " + ladder.text(), "",
                  "Variants: your kernel is graded on variants you do not have: other seeds, "

@@ -71,6 +71,11 @@ class Variant:
         return -(-self.vocab // PAD_TOKENS) * PAD_TOKENS // 256
 
     @property
+    def covered(self) -> int:
+        """Packed vectors that hold tokens below V (what every correct kernel covers)."""
+        return -(-self.vocab // 256)
+
+    @property
     def tail_heavy(self) -> bool:
         """Whether the row's last, partial packed vector is raised and its last token is the
         row's largest logit (every V that is not a multiple of 256)."""
