@@ -116,6 +116,7 @@ def test_rslab_grade_exercises_runs_a_notebook_with_the_hidden_variant(tmp_path)
     (tmp_path / "v.toml").write_text("[exercise.machine-chains]\nvalu_latency = 5\n"
                                      "valu_slots = 2\n[exercise.pipelining-workers]\n"
                                      "valu_latency = 2\n")
+    warnings = []  # each run's standard error
 
     def grade(*extra):
         proc = subprocess.run([sys.executable, "-m", "rslab", "grade", "exercises", folder,
@@ -125,8 +126,6 @@ def test_rslab_grade_exercises_runs_a_notebook_with_the_hidden_variant(tmp_path)
         assert "Traceback" not in proc.stdout
         warnings.append(proc.stderr)
         return next(csv.DictReader((tmp_path / "s.csv").open()))
-
-    warnings = []
 
     public = grade()  # the public variants: the typed-in 4 is right there
     assert public["machine-chains"] == "1" and public["pipelining-workers"] == "1"

@@ -175,7 +175,7 @@ def _grade_notebooks(args) -> int:
     """``rslab grade exercises NOTEBOOK|DIR``: the hidden tests of the checked answers."""
     from rslab import instructor
     from rslab.exercises import exercise
-    from rslab.exercises.notebooks import SUFFIXES, grade_notebook, rescore, shared_answer
+    from rslab.exercises.notebooks import SUFFIXES, grade_notebook
     from rslab.labs.grading import folder_files
 
     try:
@@ -191,23 +191,7 @@ def _grade_notebooks(args) -> int:
     if not path.exists():
         raise ValueError(f"{path}: no such file or folder")
     variants = instructor.path(args.variants)
-    settings = instructor.read(variants)  # a bad file is an error before any notebook runs
-    for name in settings.get("exercise", {}):  # a typo is an error, not a public check
-        try:
-            exercise(name)
-            rescore(name, None, variants)  # its parameters' names, types and oracle
-        except ValueError as exc:
-            message = str(exc)
-            raise ValueError(message if settings["file"] in message else
-                             f"{settings['file']}: [exercise.{name}]: {message}") from None
-        except Exception as exc:  # the oracle refuses the values
-            raise ValueError(f"{settings['file']}: [exercise.{name}]: its parameters do not "
-                             f"make a question: {type(exc).__name__}: {exc}") from None
-        shared = shared_answer(name, variants)
-        if shared:
-            print(f"warning: {settings['file']}: [exercise.{name}]: its answer is {shared}: "
-                  f"an answer typed in from the page passes; choose parameters whose answer "
-                  f"differs", file=sys.stderr)
+    _check_exercises(instructor.read(variants), variants)  # before any notebook runs
     files = [f for f in folder_files(path, SUFFIXES) if _notebook(f)] if path.is_dir() \
         else [path]
     if not files:
@@ -234,6 +218,30 @@ def _grade_notebooks(args) -> int:
                                   str(len(r.errors))]))
         _write(args.csv, "\n".join(rows) + "\n")
     return 0
+
+
+def _check_exercises(settings: dict, variants) -> None:
+    """Each ``[exercise.ID]`` of the instructor's file: a typo or parameters that make no
+    question are an error (not a public check); an answer the page gives away, a warning."""
+    from rslab.exercises import exercise
+    from rslab.exercises.notebooks import rescore, shared_answer
+
+    for name in settings.get("exercise", {}):
+        try:
+            exercise(name)
+            rescore(name, None, variants)  # its parameters' names, types and oracle
+        except ValueError as exc:
+            message = str(exc)
+            raise ValueError(message if settings["file"] in message else
+                             f"{settings['file']}: [exercise.{name}]: {message}") from None
+        except Exception as exc:  # the oracle refuses the values
+            raise ValueError(f"{settings['file']}: [exercise.{name}]: its parameters do not "
+                             f"make a question: {type(exc).__name__}: {exc}") from None
+        shared = shared_answer(name, variants)
+        if shared:
+            print(f"warning: {settings['file']}: [exercise.{name}]: its answer is {shared}: "
+                  f"an answer typed in from the page passes; choose parameters whose answer "
+                  f"differs", file=sys.stderr)
 
 
 def _notebook(path: Path) -> bool:

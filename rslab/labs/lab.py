@@ -30,7 +30,7 @@ from rslab.kernels.loops.emit import emit_loop
 from rslab.kernels.studies.draw_table import row_inputs, row_weights
 from rslab.labs.variants import PAD_TOKENS, V_MAX, Variant
 from rslab.machine.asm import f32_bits
-from rslab.machine.bf16 import BLOCK, pack_rows
+from rslab.machine.bf16 import BLOCK, pack_rows, round_to_bf16
 from rslab.machine.guard import Guard
 from rslab.randomness import fast_key
 from rslab.schedule import SlotModel
@@ -104,11 +104,19 @@ def row_case(variant: Variant, purpose: int) -> dict:
     logits = base["logits"].copy()
     if variant.tail_heavy:
         logits[variant.vocab // BLOCK * BLOCK:] += np.float32(TAIL_HEAVY)
-        logits[-1] = logits.max() + np.float32(1)
+        logits = max_at(logits, -1)
     data = row_weights(logits, base["q"])
     data["key"] = int(fast_key(variant.seed, REQUEST, POSITION, purpose)[0])
     data["seed"] = variant.seed
     return data
+
+
+def max_at(logits, token: int) -> np.ndarray:
+    """A copy of ``logits`` whose ``token`` is the row's largest: 1 above its maximum, in
+    BF16."""
+    out = np.array(logits, dtype=np.float32)
+    out[token] = round_to_bf16(out.max() + np.float32(1))
+    return out
 
 
 def padded(values, variant: Variant, fill: float) -> np.ndarray:

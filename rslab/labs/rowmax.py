@@ -13,8 +13,9 @@ import numpy as np
 
 from rslab.kernels.ops.rowmax import rowmax_body
 from rslab.kernels.studies.rowmax import emit_rowmax
-from rslab.labs.lab import LOGITS, ROW, Lab, count_lines, inputs_of, runtime_loop
-from rslab.machine.bf16 import BLOCK, LANES, round_to_bf16
+from rslab.labs.lab import LOGITS, ROW, Lab, count_lines, inputs_of, max_at, runtime_loop
+from rslab.labs.variants import Variant
+from rslab.machine.bf16 import BLOCK, LANES
 
 PROBES = 3
 """Packed vectors drawn (by the variant's seed) for probe rows; each gets one with the
@@ -22,16 +23,16 @@ maximum in its low half and one in its high half, beside the first packed vector
 halves and the row's last token."""
 
 
-def probe_tokens(vocab: int, seed: int) -> list[int]:
+def probe_tokens(variant: Variant) -> list[int]:
     """The tokens a probe row moves the maximum to: the first of each half of the first
     packed vector, the last, and a low-half and a high-half token of each of :data:`PROBES`
-    packed vectors."""
-    rng = np.random.default_rng([seed, 0x726F776D6178])  # "rowmax"
-    tokens = [0, LANES, vocab - 1]
-    for j in rng.integers(0, -(-vocab // BLOCK), PROBES):
+    packed vectors drawn by the variant's seed."""
+    rng = np.random.default_rng([variant.seed, 0x726F776D6178])  # "rowmax"
+    tokens = [0, LANES, variant.vocab - 1]
+    for j in rng.integers(0, variant.covered, PROBES):
         low, high = rng.integers(0, LANES, 2)
         tokens += [int(j) * BLOCK + int(low), int(j) * BLOCK + LANES + int(high)]
-    return list(dict.fromkeys(t for t in tokens if t < vocab))
+    return list(dict.fromkeys(t for t in tokens if t < variant.vocab))
 
 
 class RowMaxLab(Lab):
@@ -60,12 +61,8 @@ class RowMaxLab(Lab):
         return f"s3 = {float(got)!r}, expected {float(want)!r}"
 
     def probes(self, variant, case):
-        rows = []
-        for token in probe_tokens(variant.vocab, variant.seed):
-            logits = case.data["logits"].copy()
-            logits[token] = round_to_bf16(logits.max() + np.float32(1))
-            rows.append(inputs_of(variant, dict(case.data, logits=logits)))
-        return tuple(rows)
+        return tuple(inputs_of(variant, dict(case.data, logits=max_at(case.data["logits"], t)))
+                     for t in probe_tokens(variant))
 
     def book_kernel(self, variant, case):
         return emit_rowmax(variant.packed * BLOCK, variant.config, in_addr=ROW).text
